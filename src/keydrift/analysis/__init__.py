@@ -1,0 +1,1 @@
+"""Framework-independent analysis machinery: values, key accesses, key flow."""

@@ -1,0 +1,94 @@
+"""The analysis model (see docs/design.md): values, transformations, key accesses, mismatches."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import FrozenSet, Optional, Tuple
+
+import libcst as cst
+
+# Transformation kinds. CASE steps are absorbed by a case-insensitive read (``__iexact``,
+# ``lower(col) = lower(?)``); nothing else is.
+CASE = "case"
+WHITESPACE = "whitespace"
+SLASH = "slash"
+URL = "url"
+UNICODE = "unicode"
+IDNA = "idna"
+SLUG = "slug"
+NORMALIZER = "normalizer"
+FORMAT = "format"  # an f-string or concatenation that rebuilds the key
+CALL = "call"  # an unknown function applied to the key
+REDERIVED = "rederived"  # a field of a fetch/audit/API result obtained from the key
+FETCH = "fetch"  # the result of a fetch / redirect resolution itself
+
+
+@dataclass(frozen=True)
+class Step:
+    """One transformation applied to a value, e.g. Step("case", ".lower()")."""
+
+    kind: str
+    label: str
+
+
+@dataclass(frozen=True)
+class Value:
+    """What the analysis knows of a key value: where it came from (``origins``: source texts
+    such as ``domain.url`` or a parameter name) and the transformations applied since."""
+
+    origins: FrozenSet[str]
+    steps: Tuple[Step, ...] = ()
+    text: str = ""  # the expression as written, for messages
+
+    def then(self, step: Step, text: str) -> "Value":
+        return Value(self.origins, self.steps + (step,), text)
+
+    def is_constant(self) -> bool:
+        return not self.origins
+
+
+READ = "read"
+WRITE = "write"
+
+# Where a key sits in the access, used to pick the finding's shape.
+LOOKUP = "lookup"  # filter/get kwargs, WHERE of a SELECT, identity of an UPDATE/DELETE
+STORE = "store"  # the value stored: create kwargs, INSERT values, update(...) values
+DEFAULTS = "defaults"  # defaults= of get_or_create / set_ of an upsert
+
+
+@dataclass(frozen=True)
+class KeyAccess:
+    """A database read or write that selects or stores ``entity.field`` by ``value``."""
+
+    kind: str  # READ or WRITE
+    entity: str  # model class, table name, collection, cache namespace
+    field: str
+    value: Value
+    node: cst.CSTNode  # where to report
+    role: str = LOOKUP
+    call_id: int = 0  # accesses made by one call share it (lookup vs defaults of an upsert)
+    # transformations the database applies to both sides when comparing (``__iexact``)
+    absorbs: FrozenSet[str] = frozenset()
+    via: str = ""  # the call as the user wrote it, shortened for messages
+    function: str = ""  # enclosing function's qualified name
+    assigned_at: Optional[cst.CSTNode] = None  # obj.field = v, for writes through save()
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """A read and a write of the same entity.field from one origin through different steps."""
+
+    shape: str  # see rules: rederived, write-transform, read-transform, both, defaults, reassigned
+    read: KeyAccess
+    write: KeyAccess
+
+
+@dataclass(frozen=True)
+class RawFinding:
+    """A finding before positions are known: rules produce these, the engine resolves nodes."""
+
+    code: str
+    message: str  # may contain {line:<id>} placeholders resolved with positions
+    node: cst.CSTNode
+    related: Tuple[Tuple[cst.CSTNode, str], ...] = ()
+    fingerprint: Tuple[str, ...] = field(default=())

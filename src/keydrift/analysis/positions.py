@@ -1,0 +1,46 @@
+"""Positions for the few nodes that appear in findings.
+
+libcst's PositionProvider costs about twice a parse, so it runs only for modules that have a
+finding, over the same tree (no copy), after the analysis is done.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Iterable, List
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from keydrift.analysis.facts import RawFinding
+from keydrift.types import Finding, Location
+
+
+def line_ref(index: int) -> str:
+    """A placeholder in a message for the line of ``RawFinding.related[index]``."""
+    return f"\x00{index}\x00"
+
+
+def resolve_positions(module: cst.Module, raw: Iterable[RawFinding], path: str) -> List[Finding]:
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions: Dict[cst.CSTNode, CodeRange] = dict(wrapper.resolve(PositionProvider))
+    findings = []
+    for item in raw:
+        where = positions[item.node]
+        related = tuple(
+            Location(path, positions[node].start.line, positions[node].start.column, note)
+            for node, note in item.related
+        )
+        message = item.message
+        for index, location in enumerate(related):
+            message = message.replace(line_ref(index), str(location.line))
+        findings.append(Finding(
+            code=item.code,
+            message=message,
+            path=path,
+            line=where.start.line,
+            col=where.start.column,
+            end_line=where.end.line,
+            related=related,
+            fingerprint=item.fingerprint,
+        ))
+    return findings

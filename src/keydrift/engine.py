@@ -1,0 +1,109 @@
+"""The core: source text in, sorted findings out. Knows nothing of flake8, the CLI or output.
+
+Pipeline: decode -> textual prefilter -> libcst parse -> key-flow analysis (one pass per
+function, no metadata providers) -> rules filter the facts -> positions are resolved only for
+the nodes that appear in a finding.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import sys
+import tokenize
+from typing import List, Optional, Sequence, Union
+
+import libcst as cst
+
+from keydrift.analysis.facts import RawFinding
+from keydrift.analysis.keyflow import analyze_module
+from keydrift.analysis.positions import resolve_positions
+from keydrift.rules import ALL_RULES, rule_selected
+from keydrift.types import Config, Finding
+
+# Vocabulary of the database layers keydrift understands. A file with none of it cannot hold
+# a read or a write, so it is never parsed (a libcst parse costs ~10x ast.parse).
+DATABASE_VOCABULARY = re.compile(
+    r"\.objects\b|_or_create\b|bulk_create\b|\.filter(?:_by)?\s*\(|\.execute(?:many)?\s*\("
+    r"|\bsession\b|\b(?:insert|select|update|delete)\s*\(|\.save\s*\(|\.where\s*\("
+    r"|\.query\s*\(|\.merge\s*\(|\.add\s*\("
+)
+
+PARSE_ERROR = "KD900"
+ANALYSIS_ERROR = "KD901"
+
+# libcst and the analysis recurse over the tree; deeply nested code must not blow the stack.
+_RECURSION_LIMIT = 6000
+
+
+class SourceError(Exception):
+    """A file that cannot be decoded or parsed."""
+
+
+def decode_source(source: Union[str, bytes]) -> str:
+    """Decode bytes the way Python does: BOM, coding cookie, else UTF-8."""
+    if isinstance(source, str):
+        return source[1:] if source.startswith("\ufeff") else source
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        text = source.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
+        raise SourceError(f"cannot decode the file: {exc}") from exc
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def check_source(source: Union[str, bytes], path: str, config: Optional[Config] = None) -> List[Finding]:
+    """Analyze one module's source. Never raises for bad input: a file that cannot be decoded
+    or parsed yields one KD900 finding, an analysis failure one KD901 finding."""
+    config = config or Config()
+    try:
+        text = decode_source(source)
+    except SourceError as exc:
+        return [_file_error(PARSE_ERROR, path, str(exc))]
+    if "\x00" in text:
+        return [_file_error(PARSE_ERROR, path, "cannot parse the file: it contains NUL bytes")]
+    if not DATABASE_VOCABULARY.search(text):
+        return []
+    old_limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old_limit, _RECURSION_LIMIT))
+    try:
+        return _check_text(text, path, config)
+    except RecursionError:
+        return [_file_error(ANALYSIS_ERROR, path, "could not analyze the file: it is nested too deeply")]
+    except cst.ParserSyntaxError as exc:
+        return [_file_error(PARSE_ERROR, path, f"cannot parse the file: {_one_line(exc)}")]
+    except Exception as exc:  # noqa: BLE001 - a bug in keydrift must not stop the run
+        return [_file_error(ANALYSIS_ERROR, path, f"internal error while analyzing: {type(exc).__name__}: {exc}")]
+    finally:
+        sys.setrecursionlimit(old_limit)
+
+
+def _check_text(text: str, path: str, config: Config) -> List[Finding]:
+    module = cst.parse_module(text)
+    raw: List[RawFinding] = []
+    facts = analyze_module(module, path, config)
+    for rule in ALL_RULES:
+        if rule_selected(rule.CODE, config):
+            raw.extend(rule().check(facts))
+    if not raw:
+        return []
+    findings = resolve_positions(module, raw, path)
+    return sorted(set(findings), key=Finding.sort_key)
+
+
+def _file_error(code: str, path: str, message: str) -> Finding:
+    return Finding(code=code, message=message, path=path, line=1, col=0, end_line=1,
+                   fingerprint=(code, message))
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = [l.strip() for l in str(exc).splitlines() if l.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
+def check_sources(items: Sequence[tuple], config: Optional[Config] = None) -> List[Finding]:
+    """Analyze several (source, path) pairs; findings sorted deterministically."""
+    out: List[Finding] = []
+    for source, path in items:
+        out.extend(check_source(source, path, config))
+    return sorted(out, key=Finding.sort_key)

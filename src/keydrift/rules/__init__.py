@@ -1,0 +1,50 @@
+"""The rule registry: every rule, in code order. Codes are assigned here and nowhere else.
+
+Families: KD1xx read-key/write-key mismatch, KD2xx normalization outside the boundary,
+KD3xx uniqueness on a non-canonical key, KD4xx defects inside normalizers,
+KD9xx files that could not be analyzed.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional, Tuple, Type
+
+from keydrift.rules._base import Rule
+from keydrift.rules.kd101_key_rederived_from_result import KeyRederivedFromResult
+from keydrift.rules.kd102_key_transformed_before_write import KeyTransformedBeforeWrite
+from keydrift.rules.kd103_key_transformed_only_on_read import KeyTransformedOnlyOnRead
+from keydrift.rules.kd104_key_transformed_differently import KeyTransformedDifferently
+from keydrift.rules.kd105_lookup_differs_from_defaults import LookupDiffersFromDefaults
+from keydrift.rules.kd106_key_reassigned_after_lookup import KeyReassignedAfterLookup
+from keydrift.rules.kd900_file_not_analyzed import FileNotAnalyzed, FileNotParsed
+from keydrift.types import Config
+
+ALL_RULES: Tuple[Type[Rule], ...] = (
+    KeyRederivedFromResult,
+    KeyTransformedBeforeWrite,
+    KeyTransformedOnlyOnRead,
+    KeyTransformedDifferently,
+    LookupDiffersFromDefaults,
+    KeyReassignedAfterLookup,
+    FileNotParsed,
+    FileNotAnalyzed,
+)
+
+RULES_BY_CODE: Dict[str, Type[Rule]] = {rule.CODE: rule for rule in ALL_RULES}
+
+
+def find_rule(code: str) -> Optional[Type[Rule]]:
+    return RULES_BY_CODE.get(code.upper())
+
+
+def code_matches(code: str, prefixes: Tuple[str, ...]) -> bool:
+    return any(code.startswith(p) for p in prefixes)
+
+
+def rule_selected(code: str, config: Config) -> bool:
+    """``select``/``ignore`` by prefix, like flake8: the longest matching prefix wins."""
+    selected = max((len(p) for p in config.select if code.startswith(p)), default=-1)
+    ignored = max((len(p) for p in config.ignore if code.startswith(p)), default=-1)
+    if config.select and selected < 0:
+        return False
+    return ignored < 0 or selected > ignored

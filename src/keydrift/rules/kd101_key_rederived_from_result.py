@@ -1,0 +1,56 @@
+"""KD101: the write key is re-derived from a fetch/audit/API result obtained with the read key."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from keydrift.analysis.facts import RawFinding
+from keydrift.rules._base import Rule
+from keydrift.rules._kd1 import finding, read_line, select, short, target
+
+
+class KeyRederivedFromResult(Rule):
+    """A record is selected by one key and written by a key re-derived from a call's result.
+
+    ## What it does
+    Finds a function that reads an entity by a key value and writes the same entity and field
+    with a value that came back from a call made with that key: the final URL of a fetch that
+    followed redirects, a field of an audit, crawl or API result, `requests.get(url).url`.
+
+    ## Why is this bad?
+    The value the call returns is usually not byte-identical to the one it was given
+    (redirects, a trailing `/`, another casing, `www.`). The row is then stored under a key the
+    next read never asks for: the job finds "no result yet" again and repeats forever, or an
+    UPDATE by the new key silently matches nothing. Nothing raises.
+
+    ## Example
+    ```python
+    for domain in Domain.objects.all():
+        if AuditResult.objects.filter(url=domain.url).exists():
+            continue
+        outcome = run_audit(domain.url)
+        AuditResult.objects.create(url=outcome.final_url, score=outcome.score)
+    ```
+
+    ## Use instead
+    Write by the key you read by, and keep the resolved value in a column of its own:
+    ```python
+        AuditResult.objects.create(url=domain.url, final_url=outcome.final_url,
+                                   score=outcome.score)
+    ```
+    Or canonicalize the key once, where the record is created, so both sides agree.
+
+    ## Known problems
+    The analysis follows values inside one function. A result attribute that is, by contract,
+    the very value passed in (an echo) is still reported; suppress it with `# noqa: KD101`.
+    """
+
+    CODE = "KD101"
+    NAME = "key-rederived-from-result"
+    SUMMARY = "write key re-derived from a call's result made with the read key"
+
+    def check(self, facts: object) -> Iterator[RawFinding]:
+        for m in select(facts, "rederived"):
+            yield finding(self.CODE, m, (
+                f"{target(m.write)} is written with {short(m.write.value.text)} but read by "
+                f"{short(m.read.value.text)} (line {read_line()}); the next read will miss this row"))

@@ -1,0 +1,50 @@
+"""Plain data shared by every layer: findings, locations, configuration. No logic."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, Tuple
+
+
+@dataclass(frozen=True)
+class Location:
+    """One step of a finding's path: a read, a transformation or a write."""
+
+    path: str
+    line: int  # 1-based
+    col: int  # 0-based, like ast's col_offset
+    note: str = ""  # what happens here, e.g. "read by domain.url"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One diagnostic. ``line``/``col`` is where it is reported; ``end_line`` is the last line
+    of the reported statement, so a ``# noqa`` on any of its lines suppresses it."""
+
+    code: str
+    message: str
+    path: str
+    line: int
+    col: int
+    end_line: int = 0
+    related: Tuple[Location, ...] = ()
+    # Stable identity for baselines: entity, field, transformation, enclosing function.
+    fingerprint: Tuple[str, ...] = ()
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.line, self.col, self.code, self.message)
+
+
+@dataclass(frozen=True)
+class Config:
+    """The ``[tool.keydrift]`` table, validated. ``root`` is the project root (where the
+    pyproject.toml was found, or the working directory)."""
+
+    root: str = "."
+    config_file: str = ""
+    boundary: Tuple[str, ...] = ()
+    normalizers: Tuple[str, ...] = ()
+    exclude: Tuple[str, ...] = ()
+    per_file_ignores: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
+    select: Tuple[str, ...] = ()
+    ignore: Tuple[str, ...] = ()
