@@ -39,9 +39,12 @@ class Value:
     origins: FrozenSet[str]
     steps: Tuple[Step, ...] = ()
     text: str = ""  # the expression as written, for messages
+    # Set when the value is the object a call returned (a response, an audit outcome): a field
+    # read from it is a key *re-derived* from the call's arguments.
+    result_of: str = ""
 
-    def then(self, step: Step, text: str) -> "Value":
-        return Value(self.origins, self.steps + (step,), text)
+    def then(self, step: Step, text: str, result_of: str = "") -> "Value":
+        return Value(self.origins, self.steps + (step,), text, result_of)
 
     def is_constant(self) -> bool:
         return not self.origins

@@ -1,16 +1,435 @@
-"""Per-function key flow (stub, being written)."""
+"""Per-function key flow: walk each function once, in source order, collecting key accesses
+with the value each key had at that point; then pair reads and writes into mismatches."""
+
 from __future__ import annotations
-from dataclasses import dataclass, field
-from typing import List
+
+import itertools
+from dataclasses import dataclass, field, replace
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
+
 import libcst as cst
-from keydrift.analysis.facts import Mismatch
+
+from keydrift.analysis import pairing
+from keydrift.analysis.accesses import (
+    ChainInfo,
+    Context,
+    Key,
+    constructed_instances,
+    keyword_args,
+    last_name,
+    positional_args,
+    recognize,
+)
+from keydrift.analysis.facts import FORMAT, READ, STORE, WRITE, KeyAccess, Mismatch, Step, Value
+from keydrift.analysis.values import Evaluator, code, fresh
+from keydrift.frameworks import django_orm as django
+from keydrift.frameworks import sqlalchemy_orm as sqla
 from keydrift.types import Config
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+_MAX_RESOLVE_DEPTH = 8
+
+
+@dataclass
+class Record:
+    """A variable holding one record fetched by key (``obj = M.objects.get(url=u)``)."""
+
+    entity: str
+    fields: Dict[str, Value]
+    pending: Dict[str, Tuple[Value, cst.CSTNode]] = field(default_factory=dict)
+
+    def copy(self) -> "Record":
+        return Record(self.entity, dict(self.fields), dict(self.pending))
+
+
+@dataclass
+class Instance:
+    """A variable holding a new, unsaved model instance (``obj = M(url=u)``)."""
+
+    entity: str
+    fields: Dict[str, Value]
+
+    def copy(self) -> "Instance":
+        return Instance(self.entity, dict(self.fields))
+
+
+@dataclass
+class State:
+    values: Dict[str, Value] = field(default_factory=dict)
+    bound: Dict[str, cst.BaseExpression] = field(default_factory=dict)
+    records: Dict[str, Record] = field(default_factory=dict)
+    instances: Dict[str, Instance] = field(default_factory=dict)
+
+    def copy(self) -> "State":
+        return State(dict(self.values), dict(self.bound),
+                     {k: v.copy() for k, v in self.records.items()},
+                     {k: v.copy() for k, v in self.instances.items()})
+
+    def forget(self, name: str) -> None:
+        for table in (self.values, self.bound, self.records, self.instances):
+            table.pop(name, None)
+
+
+def _merged(before: dict, first: dict, second: dict) -> dict:
+    """A name changed in either branch takes the changed binding (first branch wins ties)."""
+    out = dict(second)
+    for name, item in first.items():
+        if name not in before or before[name] is not item or name not in second:
+            out[name] = item
+    return out
+
+
+def merge_states(before: State, first: State, second: State) -> State:
+    return State(*(_merged(getattr(before, f), getattr(first, f), getattr(second, f))
+                   for f in ("values", "bound", "records", "instances")))
+
+
+@dataclass
+class ModuleInfo:
+    """Facts about the module gathered before any function is walked."""
+
+    constants: Dict[str, cst.BaseExpression] = field(default_factory=dict)
+    primary_keys: Dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
 class ModuleFacts:
+    accesses: List[KeyAccess] = field(default_factory=list)
     mismatches: List[Mismatch] = field(default_factory=list)
 
 
+class FunctionWalker(Context):
+    """Walks one function body (or the module's top level) and collects its key accesses."""
+
+    def __init__(self, module: ModuleInfo, function: str, config: Config) -> None:
+        self.module = module
+        self.function = function
+        self.config = config
+        self.state = State()
+        self.accesses: List[KeyAccess] = []
+        self.consumed: Set[int] = set()
+        self.chains: Dict[int, ChainInfo] = {}
+        self.call_ids = itertools.count(1)
+
+    # -- Context --------------------------------------------------------------------------
+
+    def evaluator(self) -> Evaluator:
+        fields = {name: rec.fields for name, rec in self.state.records.items()}
+        return Evaluator(self.state.values, fields, self.config.normalizers)
+
+    def eval(self, node: cst.BaseExpression) -> Value:
+        return self.evaluator().eval(node)
+
+    def eval_in_comprehension(self, comp: cst.BaseExpression, node: cst.BaseExpression) -> Value:
+        with self._comprehension_scope(comp):
+            return self.eval(node)
+
+    def add(self, kind: str, key: Key, node: cst.CSTNode, role: str, call_id: int, via: str) -> None:
+        self.accesses.append(KeyAccess(kind, key.entity, key.field, key.value, node, role, call_id,
+                                       key.absorbs, via, self.function))
+
+    def string_value(self, node: cst.BaseExpression) -> Optional[str]:
+        node = self.resolve(node)
+        if isinstance(node, cst.SimpleString):
+            try:
+                value = node.evaluated_value
+            except Exception:  # noqa: BLE001 - odd prefixes
+                return None
+            return value if isinstance(value, str) else None
+        if isinstance(node, cst.ConcatenatedString):
+            left, right = self.string_value(node.left), self.string_value(node.right)
+            return left + right if left is not None and right is not None else None
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+            left, right = self.string_value(node.left), self.string_value(node.right)
+            return left + right if left is not None and right is not None else None
+        return None
+
+    def resolve(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        for _ in range(_MAX_RESOLVE_DEPTH):
+            if not isinstance(node, cst.Name):
+                return node
+            target = self.state.bound.get(node.value) or self.module.constants.get(node.value)
+            if target is None:
+                return node
+            node = target
+        return node
+
+    def primary_key(self, entity: str) -> str:
+        return self.module.primary_keys.get(entity, "id")
+
+    # -- statements -----------------------------------------------------------------------
+
+    def walk(self, body: Sequence[cst.CSTNode]) -> None:
+        for statement in body:
+            self.statement(statement)
+
+    def walk_suite(self, suite: cst.BaseSuite) -> None:
+        if isinstance(suite, cst.SimpleStatementSuite):
+            for small in suite.body:
+                self.small_statement(small)
+        else:
+            self.walk(suite.body)
+
+    def statement(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.SimpleStatementLine):
+            for small in node.body:
+                self.small_statement(small)
+        elif isinstance(node, cst.If):
+            self.branches(node.test, node.body, node.orelse)
+        elif isinstance(node, (cst.For,)):
+            self.scan(node.iter)
+            self.forget_target(node.target)
+            self.walk_suite(node.body)
+            if node.orelse is not None:
+                self.walk_suite(node.orelse.body)
+        elif isinstance(node, cst.While):
+            self.scan(node.test)
+            self.walk_suite(node.body)
+            if node.orelse is not None:
+                self.walk_suite(node.orelse.body)
+        elif isinstance(node, cst.With):
+            for item in node.items:
+                self.scan(item.item)
+                if item.asname is not None:
+                    self.forget_target(item.asname.name)
+            self.walk_suite(node.body)
+        elif isinstance(node, (cst.Try, cst.TryStar)):
+            self.walk_suite(node.body)
+            for handler in node.handlers:
+                self.walk_suite(handler.body)
+            for extra in (node.orelse, node.finalbody):
+                if extra is not None:
+                    self.walk_suite(extra.body)
+        elif isinstance(node, cst.Match):
+            self.scan(node.subject)
+            for case in node.cases:
+                self.walk_suite(case.body)
+
+    def branches(self, test: cst.BaseExpression, body: cst.BaseSuite,
+                 orelse: Optional[cst.CSTNode]) -> None:
+        self.scan(test)
+        before = self.state
+        self.state = before.copy()
+        self.walk_suite(body)
+        first = self.state
+        self.state = before.copy()
+        if isinstance(orelse, cst.If):
+            self.branches(orelse.test, orelse.body, orelse.orelse)
+        elif isinstance(orelse, cst.Else):
+            self.walk_suite(orelse.body)
+        self.state = merge_states(before, first, self.state)
+
+    def small_statement(self, node: cst.BaseSmallStatement) -> None:
+        if isinstance(node, cst.Assign):
+            self.scan(node.value)
+            for target in node.targets:
+                self.assign(target.target, node.value, node)
+        elif isinstance(node, cst.AnnAssign):
+            if node.value is not None:
+                self.scan(node.value)
+                self.assign(node.target, node.value, node)
+        elif isinstance(node, cst.AugAssign):
+            self.scan(node.value)
+            if isinstance(node.target, cst.Name):
+                name = node.target.value
+                current = self.eval(node.target)
+                self.state.values[name] = current.then(Step(FORMAT, "augmented assignment"), code(node))
+                self.state.bound.pop(name, None)
+        else:
+            for child in node.children:
+                if isinstance(child, cst.BaseExpression):
+                    self.scan(child)
+
+    def assign(self, target: cst.BaseExpression, value: cst.BaseExpression, statement: cst.CSTNode) -> None:
+        if isinstance(target, cst.Name):
+            self.bind(target.value, value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            names = [e.value for e in target.elements]
+            for element in names:
+                self.forget_target(element)
+            chain = self.chains.get(id(_unwrap(value)))
+            if chain is not None and chain.single_record and names and isinstance(names[0], cst.Name):
+                self.state.records[names[0].value] = Record(chain.entity, {k.field: k.value for k in chain.lookups})
+        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+            self.assign_field(target.value.value, target.attr.value, value, statement)
+
+    def bind(self, name: str, value: cst.BaseExpression) -> None:
+        evaluated = self.eval(value)
+        self.state.forget(name)
+        self.state.values[name] = evaluated
+        self.state.bound[name] = value
+        inner = _unwrap(value)
+        chain = self.chains.get(id(inner))
+        if chain is not None and chain.single_record and chain.entity:
+            self.state.records[name] = Record(chain.entity, {k.field: k.value for k in chain.lookups})
+            self.state.values.pop(name, None)
+        elif isinstance(inner, cst.Call) and constructed_instances(inner):
+            entity = last_name(inner.func)
+            self.state.instances[name] = Instance(entity, {k: self.eval(v) for k, v in keyword_args(inner)})
+
+    def assign_field(self, owner: str, field_name: str, value: cst.BaseExpression, statement: cst.CSTNode) -> None:
+        evaluated = self.eval(value)
+        if owner in self.state.records:
+            self.state.records[owner].pending[field_name] = (evaluated, statement)
+        elif owner in self.state.instances:
+            self.state.instances[owner].fields[field_name] = evaluated
+
+    def forget_target(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            self.state.forget(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self.forget_target(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self.forget_target(target.value)
+
+    # -- expressions ----------------------------------------------------------------------
+
+    def scan(self, node: cst.CSTNode) -> None:
+        """Find the database calls in an expression and report their accesses."""
+        if isinstance(node, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+            return
+        if isinstance(node, cst.Call) and id(node) not in self.consumed:
+            info = recognize(node, self, next(self.call_ids))
+            if info is not None:
+                self.consumed |= info.calls
+                self.chains[id(node)] = info
+            else:
+                self.persist(node)
+        if isinstance(node, _COMPREHENSIONS):
+            with self._comprehension_scope(node):
+                for child in node.children:
+                    self.scan(child)
+            return
+        for child in node.children:
+            self.scan(child)
+
+    def persist(self, call: cst.Call) -> None:
+        """``obj.save()``, ``session.add(obj)``, ``session.commit()``: pending key changes are written."""
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            return
+        method = func.attr.value
+        receiver = func.value
+        if method in django.SAVE_METHODS and isinstance(receiver, cst.Name):
+            self.save_variable(receiver.value, call)
+        elif method in sqla.ADD_METHODS or method in sqla.ADD_ALL_METHODS:
+            for arg in positional_args(call):
+                elements = arg.elements if isinstance(arg, (cst.List, cst.Tuple)) else ()
+                for item in [arg] + [e.value for e in elements]:
+                    if isinstance(item, cst.Name):
+                        self.save_variable(item.value, call)
+        if method in sqla.FLUSH_METHODS:
+            for name, record in self.state.records.items():
+                if record.pending:
+                    self.save_variable(name, call)
+
+    def save_variable(self, name: str, call: cst.Call) -> None:
+        call_id = next(self.call_ids)
+        via = code(call)
+        record = self.state.records.get(name)
+        if record is not None:
+            for field_name, (value, statement) in record.pending.items():
+                self.accesses.append(KeyAccess(WRITE, record.entity, field_name, value, call, STORE, call_id,
+                                               frozenset(), via, self.function, assigned_at=statement))
+            record.pending.clear()
+        instance = self.state.instances.get(name)
+        if instance is not None:
+            for field_name, value in instance.fields.items():
+                self.add(WRITE, Key(instance.entity, field_name, value), call, STORE, call_id, via)
+
+    class _Scope:
+        def __init__(self, walker: "FunctionWalker", names: List[str]) -> None:
+            self.walker, self.names, self.saved = walker, names, {}
+
+        def __enter__(self) -> None:
+            values = self.walker.state.values
+            self.saved = {n: values.pop(n) for n in self.names if n in values}
+
+        def __exit__(self, *exc: object) -> None:
+            self.walker.state.values.update(self.saved)
+
+    def _comprehension_scope(self, comp: cst.BaseExpression) -> "FunctionWalker._Scope":
+        names: List[str] = []
+        clause = getattr(comp, "for_in", None)
+        while clause is not None:
+            names += _target_names(clause.target)
+            clause = clause.inner_for_in
+        return FunctionWalker._Scope(self, names)
+
+
+def _target_names(target: cst.BaseExpression) -> List[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    return []
+
+
+def _unwrap(node: cst.BaseExpression) -> cst.BaseExpression:
+    return node.expression if isinstance(node, cst.Await) else node
+
+
+# -- module ---------------------------------------------------------------------------------
+
+def _functions(body: Sequence[cst.CSTNode], prefix: str) -> Iterator[Tuple[str, cst.FunctionDef]]:
+    for node in body:
+        if isinstance(node, cst.FunctionDef):
+            name = f"{prefix}{node.name.value}"
+            yield name, node
+            yield from _functions(_block(node.body), f"{name}.")
+        elif isinstance(node, cst.ClassDef):
+            yield from _functions(_block(node.body), f"{prefix}{node.name.value}.")
+        elif isinstance(node, (cst.If, cst.Try, cst.With, cst.For, cst.While)):
+            yield from _functions(_block(node.body), prefix)
+
+
+def _block(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
+    return body.body if isinstance(body, cst.IndentedBlock) else ()
+
+
+def module_info(module: cst.Module) -> ModuleInfo:
+    info = ModuleInfo()
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    target = small.targets[0].target
+                    if isinstance(target, cst.Name) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
+                        info.constants[target.value] = small.value
+        elif isinstance(statement, cst.ClassDef):
+            key = _primary_key_field(statement)
+            if key:
+                info.primary_keys[statement.name.value] = key
+    return info
+
+
+def _primary_key_field(cls: cst.ClassDef) -> str:
+    for statement in _block(cls.body):
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            target = small.targets[0].target if isinstance(small, cst.Assign) else getattr(small, "target", None)
+            value = getattr(small, "value", None)
+            if isinstance(target, cst.Name) and isinstance(value, cst.Call):
+                for name, arg in keyword_args(value):
+                    if name == "primary_key" and isinstance(arg, cst.Name) and arg.value == "True":
+                        return target.value
+    return ""
+
+
 def analyze_module(module: cst.Module, path: str, config: Config) -> ModuleFacts:
-    return ModuleFacts()
+    info = module_info(module)
+    facts = ModuleFacts()
+    units: List[Tuple[str, Sequence[cst.CSTNode]]] = [("<module>", module.body)]
+    units += [(name, [node.body]) for name, node in _functions(module.body, "")]
+    for name, body in units:
+        walker = FunctionWalker(info, name, config)
+        for item in body:
+            if isinstance(item, cst.BaseSuite):
+                walker.walk_suite(item)
+            else:
+                walker.statement(item)
+        facts.accesses.extend(walker.accesses)
+        facts.mismatches.extend(pairing.mismatches(walker.accesses))
+    return facts

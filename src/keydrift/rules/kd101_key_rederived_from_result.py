@@ -6,7 +6,7 @@ from typing import Iterator
 
 from keydrift.analysis.facts import RawFinding
 from keydrift.rules._base import Rule
-from keydrift.rules._kd1 import finding, read_line, select, short, target
+from keydrift.rules._kd1 import differing_steps, finding, read_line, select, short, target
 
 
 class KeyRederivedFromResult(Rule):
@@ -52,5 +52,6 @@ class KeyRederivedFromResult(Rule):
     def check(self, facts: object) -> Iterator[RawFinding]:
         for m in select(facts, "rederived"):
             yield finding(self.CODE, m, (
-                f"{target(m.write)} is written with {short(m.write.value.text)} but read by "
-                f"{short(m.read.value.text)} (line {read_line()}); the next read will miss this row"))
+                f"{target(m.write)} is written with {short(m.write.value.text)} "
+                f"({differing_steps(m)}) but read by {short(m.read.value.text)} "
+                f"(line {read_line()}); the next read will miss this row"))

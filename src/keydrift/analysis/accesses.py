@@ -1,0 +1,473 @@
+"""Recognizers: turn database calls into key accesses, using the tables in ``frameworks``.
+
+A call chain (``Model.objects.filter(...).exists()``, ``session.query(M).filter_by(...)``,
+``insert(M).values(...)``, ``cursor.execute(sql, params)``) is read once, from its outermost
+call; the accesses it makes are reported to a ``Context`` supplied by the key-flow walker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from keydrift.analysis.facts import DEFAULTS, LOOKUP, READ, STORE, WRITE, Step, Value
+from keydrift.analysis.values import code, dotted_name, last_name
+from keydrift.frameworks import dbapi_sql as dbapi
+from keydrift.frameworks import django_orm as django
+from keydrift.frameworks import sqlalchemy_orm as sqla
+
+Link = Tuple[str, Optional[cst.Call]]
+
+
+@dataclass
+class Key:
+    """A field compared or stored by one access, before it is attached to a function."""
+
+    entity: str
+    field: str
+    value: Value
+    absorbs: FrozenSet[str] = frozenset()
+
+
+@dataclass
+class ChainInfo:
+    """What a recognized chain did: its entity, lookups, and whether it returns one record."""
+
+    entity: str
+    lookups: List[Key] = field(default_factory=list)
+    single_record: bool = False
+    calls: Set[int] = field(default_factory=set)  # id() of every Call node in the chain
+
+
+class Context:
+    """What recognizers need from the walker (implemented in keyflow)."""
+
+    def eval(self, node: cst.BaseExpression) -> Value:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def eval_in_comprehension(self, comp: cst.BaseExpression, node: cst.BaseExpression) -> Value:
+        raise NotImplementedError  # pragma: no cover - interface
+
+    def add(self, kind: str, key: Key, node: cst.CSTNode, role: str, call_id: int, via: str) -> None:
+        raise NotImplementedError  # pragma: no cover - interface
+
+    def string_value(self, node: cst.BaseExpression) -> Optional[str]:
+        raise NotImplementedError  # pragma: no cover - interface
+
+    def resolve(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        raise NotImplementedError  # pragma: no cover - interface
+
+    def primary_key(self, entity: str) -> str:
+        raise NotImplementedError  # pragma: no cover - interface
+
+
+def unchain(node: cst.BaseExpression) -> Tuple[Optional[cst.BaseExpression], List[Link]]:
+    """``A.b.c(x).d(y)`` -> (Name A, [("b", None), ("c", call), ("d", call)])."""
+    links: List[Link] = []
+    while True:
+        if isinstance(node, cst.Await):
+            node = node.expression
+        elif isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute):
+                links.append((func.attr.value, node))
+                node = func.value
+            elif isinstance(func, cst.Name):
+                links.append((func.value, node))
+                links.reverse()
+                return None, links
+            else:
+                links.reverse()
+                return func, links
+        elif isinstance(node, cst.Attribute):
+            links.append((node.attr.value, None))
+            node = node.value
+        else:
+            links.reverse()
+            return node, links
+
+
+def is_model_name(name: str) -> bool:
+    return bool(name) and name[0].isupper() and not name.isupper()
+
+
+def keyword_args(call: cst.Call) -> List[Tuple[str, cst.BaseExpression]]:
+    return [(a.keyword.value, a.value) for a in call.args if a.keyword is not None]
+
+
+def positional_args(call: cst.Call) -> List[cst.BaseExpression]:
+    return [a.value for a in call.args if a.keyword is None and a.star == ""]
+
+
+def keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    for key, value in keyword_args(call):
+        if key == name:
+            return value
+    return None
+
+
+# -- Django-style lookups ------------------------------------------------------------------------
+
+def parse_lookup(name: str, entity: str, ctx: Context) -> Optional[Tuple[str, FrozenSet[str]]]:
+    """``url__iexact`` -> ("url", {"case"}); ``created__gte`` -> None (not a key lookup)."""
+    parts = name.split("__")
+    absorbs: FrozenSet[str] = frozenset()
+    if len(parts) > 1 and parts[-1] in django.EXACT_LOOKUPS:
+        absorbs = django.EXACT_LOOKUPS[parts.pop()]
+    elif len(parts) > 1 and parts[-1] in django.OTHER_LOOKUPS:
+        return None
+    field_name = "__".join(parts)
+    if field_name in django.PRIMARY_KEY_ALIASES:
+        field_name = ctx.primary_key(entity)
+    return field_name, absorbs
+
+
+def keyword_lookups(call: cst.Call, entity: str, ctx: Context, skip: FrozenSet[str] = frozenset()) -> List[Key]:
+    keys = []
+    for name, value in keyword_args(call):
+        if name in skip:
+            continue
+        parsed = parse_lookup(name, entity, ctx)
+        if parsed is not None:
+            keys.append(Key(entity, parsed[0], ctx.eval(value), parsed[1]))
+    return keys
+
+
+def criteria_lookups(expr: cst.BaseExpression, entity: str, ctx: Context) -> List[Key]:
+    """Keys compared by positional criteria: ``M.f == v``, ``Q(f=v)``, ``and_(...)``, ``a & b``."""
+    if isinstance(expr, cst.Comparison):
+        return _comparison_keys(expr, ctx)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.BitAnd, cst.BitOr)):
+        return criteria_lookups(expr.left, entity, ctx) + criteria_lookups(expr.right, entity, ctx)
+    if isinstance(expr, cst.UnaryOperation):
+        return []
+    if isinstance(expr, cst.Call):
+        func = last_name(expr.func)
+        if func in django.Q_OBJECTS:
+            keys = keyword_lookups(expr, entity, ctx)
+            for arg in positional_args(expr):
+                keys += criteria_lookups(arg, entity, ctx)
+            return keys
+        if func in ("and_", "or_"):
+            return [k for arg in positional_args(expr) for k in criteria_lookups(arg, entity, ctx)]
+        return _method_criterion(expr, ctx)
+    return []
+
+
+def column_of(expr: cst.BaseExpression) -> Optional[Tuple[str, str, FrozenSet[str]]]:
+    """``M.f`` / ``table.c.f`` / ``func.lower(M.f)`` -> (entity, field, absorbed kinds)."""
+    if isinstance(expr, cst.Call) and positional_args(expr):
+        kind = sqla.SQL_FUNCTION_KINDS.get(last_name(expr.func))
+        inner = column_of(positional_args(expr)[0])
+        if kind is None or inner is None:
+            return None
+        return inner[0], inner[1], inner[2] | frozenset({kind})
+    if not isinstance(expr, cst.Attribute):
+        return None
+    base = expr.value
+    if isinstance(base, cst.Attribute) and base.attr.value in ("c", "columns"):
+        table = last_name(base.value)
+        if table == "__table__" and isinstance(base.value, cst.Attribute):
+            table = last_name(base.value.value)
+        return (table, expr.attr.value, frozenset()) if table else None
+    entity = last_name(base)
+    if is_model_name(entity):
+        return entity, expr.attr.value, frozenset()
+    return None
+
+
+def _sql_value(expr: cst.BaseExpression, ctx: Context) -> Value:
+    """``func.lower(v)`` on the value side is a transformation of v."""
+    if isinstance(expr, cst.Call) and positional_args(expr):
+        kind = sqla.SQL_FUNCTION_KINDS.get(last_name(expr.func))
+        if kind is not None and dotted_name(expr.func).startswith(("func.", "sa.func.", "sqlalchemy.func.", "fn.")):
+            inner = _sql_value(positional_args(expr)[0], ctx)
+            return inner.then(Step(kind, f"SQL {last_name(expr.func)}()"), code(expr))
+    return ctx.eval(expr)
+
+
+def _comparison_keys(expr: cst.Comparison, ctx: Context) -> List[Key]:
+    if len(expr.comparisons) != 1 or not isinstance(expr.comparisons[0].operator, cst.Equal):
+        return []
+    left, right = expr.left, expr.comparisons[0].comparator
+    for column_side, value_side in ((left, right), (right, left)):
+        column = column_of(column_side)
+        if column is not None and column_of(value_side) is None:
+            entity, field_name, absorbs = column
+            return [Key(entity, field_name, _sql_value(value_side, ctx), absorbs)]
+    return []
+
+
+def _method_criterion(expr: cst.Call, ctx: Context) -> List[Key]:
+    """``M.f.ilike(v)`` compares case-insensitively."""
+    func = expr.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in sqla.CASE_INSENSITIVE_OPERATORS:
+        return []
+    column = column_of(func.value)
+    args = positional_args(expr)
+    if column is None or not args:
+        return []
+    return [Key(column[0], column[1], ctx.eval(args[0]), column[2] | frozenset({"case"}))]
+
+
+def stored_fields(call: cst.Call, entity: str, ctx: Context) -> List[Key]:
+    """Keyword arguments of ``create``/``values``/a model constructor, or a dict argument."""
+    keys = [Key(entity, name, ctx.eval(value)) for name, value in keyword_args(call)
+            if name not in django.UPSERT_DEFAULTS_KWARGS]
+    for arg in positional_args(call):
+        keys += mapping_fields(arg, entity, ctx)
+    return keys
+
+
+def mapping_fields(expr: cst.BaseExpression, entity: str, ctx: Context) -> List[Key]:
+    """``{"url": v}`` / ``{M.url: v}`` / ``dict(url=v)`` -> stored keys."""
+    expr = ctx.resolve(expr)
+    keys: List[Key] = []
+    if isinstance(expr, cst.Dict):
+        for element in expr.elements:
+            if not isinstance(element, cst.DictElement):
+                continue
+            name = ctx.string_value(element.key)
+            if name is None:
+                column = column_of(element.key)
+                name = column[1] if column else None
+            if name is not None:
+                keys.append(Key(entity, name, ctx.eval(element.value)))
+    elif isinstance(expr, cst.Call) and last_name(expr.func) == "dict":
+        keys = [Key(entity, name, ctx.eval(value)) for name, value in keyword_args(expr)]
+    return keys
+
+
+def constructed_instances(expr: cst.BaseExpression) -> List[cst.Call]:
+    """Model constructor calls in a list/tuple/comprehension: ``[M(url=u) for u in urls]``."""
+    if isinstance(expr, cst.Call) and is_model_name(last_name(expr.func)) and keyword_args(expr):
+        return [expr]
+    if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
+        return [c for e in expr.elements for c in constructed_instances(e.value)]
+    if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+        return constructed_instances(expr.elt)
+    return []
+
+
+# -- chains ----------------------------------------------------------------------------------
+
+class ChainReader:
+    """Reads one chain and reports its accesses to the context."""
+
+    def __init__(self, ctx: Context, call_id: int, outer: cst.Call) -> None:
+        self.ctx = ctx
+        self.call_id = call_id
+        self.outer = outer
+        self.via = code(outer)
+
+    def emit(self, kind: str, keys: Sequence[Key], role: str) -> None:
+        for key in keys:
+            self.ctx.add(kind, key, self.outer, role, self.call_id, self.via)
+
+    def instance_writes(self, instances: Sequence[cst.Call], comprehension: Optional[cst.BaseExpression] = None) -> None:
+        for ctor in instances:
+            entity = last_name(ctor.func)
+            keys = []
+            for name, value in keyword_args(ctor):
+                val = self.ctx.eval_in_comprehension(comprehension, value) if comprehension is not None else self.ctx.eval(value)
+                keys.append(Key(entity, name, val))
+            self.emit(WRITE, keys, STORE)
+
+    def model_chain(self, entity: str, links: Sequence[Link], write_chain: bool = False) -> ChainInfo:
+        """Django managers/querysets and class-level APIs (peewee, Flask-SQLAlchemy)."""
+        info = ChainInfo(entity)
+        lookups: List[Key] = []
+        for name, call in links:
+            if call is None:
+                continue
+            if name in django.LOOKUP_METHODS or name in sqla.CRITERIA_METHODS:
+                skip = django.UPSERT_DEFAULTS_KWARGS if name in django.UPSERT_METHODS else frozenset()
+                lookups += keyword_lookups(call, entity, self.ctx, skip)
+                for arg in positional_args(call):
+                    lookups += criteria_lookups(arg, entity, self.ctx)
+            if name in django.UPSERT_METHODS:
+                self.upsert(call, entity, lookups)
+                info.single_record = True
+                lookups = []
+            elif name in django.CREATE_METHODS or name in ("insert", "replace") and keyword_args(call):
+                self.emit(WRITE, stored_fields(call, entity, self.ctx), STORE)
+            elif name in django.UPDATE_METHODS:
+                write_chain = True
+                self.emit(WRITE, stored_fields(call, entity, self.ctx), STORE)
+            elif name in django.DELETE_METHODS:
+                write_chain = True
+            elif name in django.BULK_CREATE_METHODS and positional_args(call):
+                self.bulk(positional_args(call)[0])
+            elif name in django.SINGLE_RECORD_METHODS:
+                info.single_record = True
+        self.emit(WRITE if write_chain else READ, lookups, LOOKUP)
+        info.lookups = [] if write_chain else lookups
+        return info
+
+    def upsert(self, call: cst.Call, entity: str, lookups: List[Key]) -> None:
+        """get_or_create/update_or_create: the lookup is read, then stored unless defaults override it."""
+        defaults: List[Key] = []
+        for name in django.UPSERT_DEFAULTS_KWARGS:
+            value = keyword(call, name)
+            if value is not None:
+                defaults += mapping_fields(value, entity, self.ctx)
+        overridden = {k.field for k in defaults}
+        self.emit(READ, lookups, LOOKUP)
+        self.emit(WRITE, [k for k in lookups if k.field not in overridden], STORE)
+        self.emit(WRITE, defaults, DEFAULTS)
+
+    def bulk(self, expr: cst.BaseExpression) -> None:
+        expr = self.ctx.resolve(expr)
+        comp = expr if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)) else None
+        self.instance_writes(constructed_instances(expr), comp)
+
+    def statement_chain(self, kind: str, entity: str, links: Sequence[Link]) -> ChainInfo:
+        """SQLAlchemy select/insert/update/delete constructs and their method chains."""
+        info = ChainInfo(entity)
+        lookups: List[Key] = []
+        stored: List[Key] = []
+        for name, call in links:
+            if call is None:
+                continue
+            if name in sqla.CRITERIA_METHODS:
+                for arg in positional_args(call):
+                    lookups += criteria_lookups(arg, entity, self.ctx)
+            elif name in sqla.KEYWORD_CRITERIA_METHODS:
+                lookups += keyword_lookups(call, entity, self.ctx)
+            elif name in sqla.VALUES_METHODS:
+                new = stored_fields(call, entity, self.ctx)
+                stored += new
+                self.emit(WRITE, new, STORE)
+            elif name in sqla.ON_CONFLICT_METHODS:
+                self.on_conflict(call, entity, stored)
+        self.emit(READ if kind == "select" else WRITE, lookups, LOOKUP)
+        info.lookups = lookups if kind == "select" else []
+        return info
+
+    def on_conflict(self, call: cst.Call, entity: str, stored: List[Key]) -> None:
+        target = keyword(call, "index_elements") or keyword(call, "conflict_target")
+        columns = set()
+        if isinstance(target, (cst.List, cst.Tuple)):
+            for element in target.elements:
+                name = self.ctx.string_value(element.value)
+                column = column_of(element.value)
+                columns.add(name if name is not None else (column[1] if column else ""))
+        conflict_keys = [k for k in stored if not columns or k.field in columns]
+        updates: List[Key] = []
+        for kw in ("set_", "update"):
+            value = keyword(call, kw)
+            if value is not None:
+                updates += mapping_fields(value, entity, self.ctx)
+        for arg in positional_args(call):
+            updates += mapping_fields(arg, entity, self.ctx)
+        self.emit(READ, conflict_keys, LOOKUP)
+        self.emit(WRITE, updates, DEFAULTS)
+
+
+def _entity_arg(call: Optional[cst.Call]) -> str:
+    """The entity a constructor names: ``select(M)``, ``select(M.url)``, ``insert(table)``."""
+    if call is None or not positional_args(call):
+        return ""
+    arg = positional_args(call)[0]
+    if isinstance(arg, cst.Attribute) and is_model_name(last_name(arg.value)):
+        return last_name(arg.value)
+    return last_name(arg)
+
+
+def _constructor_kind(name: str) -> str:
+    for kind, names in (("select", sqla.SELECT_CONSTRUCTORS), ("insert", sqla.INSERT_CONSTRUCTORS),
+                        ("update", sqla.UPDATE_CONSTRUCTORS), ("delete", sqla.DELETE_CONSTRUCTORS)):
+        if name in names or name.endswith("_" + kind):
+            return kind
+    return ""
+
+
+def _is_manager(name: str) -> bool:
+    return name in django.MANAGERS or name.endswith("objects")
+
+
+def recognize(call: cst.Call, ctx: Context, call_id: int) -> Optional[ChainInfo]:
+    """Report the accesses of the chain whose outermost call is ``call``."""
+    base, links = unchain(call)
+    if not links:
+        return None
+    reader = ChainReader(ctx, call_id, call)
+    info = _recognize(base, links, reader, ctx)
+    if info is not None:
+        info.calls = {id(c) for _, c in links if c is not None}
+    return info
+
+
+def _recognize(base: Optional[cst.BaseExpression], links: List[Link], reader: ChainReader,
+               ctx: Context) -> Optional[ChainInfo]:
+    first, first_call = links[0]
+    last, last_call = links[-1]
+    base_name = last_name(base) if base is not None else ""
+    if last_call is not None and (last in dbapi.EXECUTE_METHODS or last in dbapi.EXECUTE_MANY_METHODS):
+        from keydrift.analysis.sqlkeys import execute_accesses
+
+        if execute_accesses(last_call, last in dbapi.EXECUTE_MANY_METHODS, reader):
+            return ChainInfo("")
+    # Model.objects..., Model.query..., Model.get(...) (peewee), Model(...).save()
+    if base is not None and is_model_name(base_name):
+        if _is_manager(first):
+            return reader.model_chain(base_name, links[1:])
+        if first_call is not None and first in ("select", "update", "delete", "insert", "replace",
+                                                 "get", "get_or_none", "get_or_create", "create",
+                                                 "get_by_id", "filter", "insert_many"):
+            return reader.model_chain(base_name, links, write_chain=first in ("update", "delete"))
+    if first_call is not None and is_model_name(first) and base is None:
+        if len(links) > 1 and links[1][0] in django.SAVE_METHODS:
+            reader.instance_writes([first_call])
+            return ChainInfo(first)
+        return None
+    # session.query(M)...
+    if first in sqla.QUERY_METHODS and first_call is not None and base is not None:
+        entity = _entity_arg(first_call)
+        if entity:
+            return _query_chain(reader, entity, links[1:])
+    # select(M)..., insert(M)..., sa.update(M)..., table.insert()...
+    if first_call is not None:
+        kind = _constructor_kind(first)
+        if kind and positional_args(first_call) and (base is None or not is_model_name(base_name)):
+            entity = _entity_arg(first_call)
+            if entity and (base is None or base_name in _MODULE_ALIASES or base_name.islower()):
+                return reader.statement_chain(kind, entity, links[1:])
+        if kind and not positional_args(first_call) and base is not None and first in sqla.TABLE_METHODS:
+            return reader.statement_chain(kind, base_name, links[1:])
+    # session.get(M, pk) / session.add(M(...)) / get_object_or_404(M, url=u)
+    if len(links) == 1 and last_call is not None:
+        return _single_call(base, last, last_call, reader, ctx)
+    return None
+
+
+_MODULE_ALIASES = frozenset({"sa", "sqlalchemy", "postgresql", "sqlite", "mysql", "pg", "dialect"})
+
+
+def _query_chain(reader: ChainReader, entity: str, links: Sequence[Link]) -> ChainInfo:
+    """``session.query(M).filter...``: a read, unless it ends in update()/delete()."""
+    names = [n for n, c in links if c is not None]
+    write_chain = any(n in sqla.QUERY_UPDATE_METHODS or n in sqla.QUERY_DELETE_METHODS for n in names)
+    return reader.model_chain(entity, links, write_chain=write_chain)
+
+
+def _single_call(base: Optional[cst.BaseExpression], name: str, call: cst.Call, reader: ChainReader,
+                 ctx: Context) -> Optional[ChainInfo]:
+    args = positional_args(call)
+    if name in sqla.GET_BY_PK_METHODS and base is not None and len(args) >= 2:
+        entity = last_name(args[0])
+        if is_model_name(entity):
+            key = Key(entity, ctx.primary_key(entity), ctx.eval(args[1]))
+            reader.emit(READ, [key], LOOKUP)
+            return ChainInfo(entity, [key], single_record=True)
+    if name in ("get_object_or_404", "get_list_or_404", "aget_object_or_404") and args:
+        entity = last_name(args[0])
+        lookups = keyword_lookups(call, entity, ctx)
+        reader.emit(READ, lookups, LOOKUP)
+        return ChainInfo(entity, lookups, single_record=name != "get_list_or_404")
+    if base is not None and (name in sqla.ADD_METHODS or name in sqla.ADD_ALL_METHODS) and args:
+        reader.bulk(args[0])
+        return ChainInfo("") if constructed_instances(ctx.resolve(args[0])) else None
+    return None

@@ -1,0 +1,93 @@
+"""Pair the reads and writes of one function into mismatches (see docs/design.md)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
+
+from keydrift.analysis.facts import DEFAULTS, FETCH, LOOKUP, READ, REDERIVED, KeyAccess, Mismatch, Step
+
+_REDERIVING = (REDERIVED, FETCH)
+
+
+def canonical_step(step: Step) -> Tuple[str, str]:
+    """Steps compare by kind and operation: SQL ``lower()`` and ``.lower()`` are one step."""
+    label = step.label
+    if label.startswith("SQL "):
+        label = label[4:]
+    return step.kind, label.lstrip(".").split("(", 1)[0] if step.kind == "case" else label
+
+
+def effective_steps(access: KeyAccess, absorbs: FrozenSet[str]) -> Tuple[Step, ...]:
+    return tuple(s for s in access.value.steps if s.kind not in absorbs)
+
+
+def split_steps(read: KeyAccess, write: KeyAccess) -> Tuple[Tuple[Step, ...], Tuple[Step, ...]]:
+    """The steps only the read and only the write apply, after their common prefix."""
+    absorbs = read.absorbs | write.absorbs
+    rs, ws = effective_steps(read, absorbs), effective_steps(write, absorbs)
+    common = 0
+    while common < min(len(rs), len(ws)) and canonical_step(rs[common]) == canonical_step(ws[common]):
+        common += 1
+    return rs[common:], ws[common:]
+
+
+def shape(read: KeyAccess, write: KeyAccess) -> str:
+    if write.role == DEFAULTS and read.call_id == write.call_id:
+        return "defaults"
+    if write.assigned_at is not None:
+        return "reassigned"
+    rs, ws = split_steps(read, write)
+    if not rs:
+        return "rederived" if any(s.kind in _REDERIVING for s in ws) else "write-transform"
+    if not ws:
+        return "read-transform"
+    return "both"
+
+
+def _comparable(read: KeyAccess, write: KeyAccess) -> bool:
+    if read.call_id == write.call_id and not (write.role == DEFAULTS and read.role == LOOKUP):
+        return False  # within one call only an upsert's lookup vs its defaults/SET can disagree
+    return bool(read.value.origins & write.value.origins)
+
+
+def _pick(candidates: Sequence[Tuple[int, KeyAccess]], write_index: int, write: KeyAccess) -> KeyAccess:
+    same_call = [r for _, r in candidates if r.call_id == write.call_id]
+    if same_call:
+        return same_call[0]
+    before = [(i, r) for i, r in candidates if i < write_index]
+    return (before[-1] if before else candidates[0])[1]
+
+
+def mismatch_for(write_index: int, write: KeyAccess, reads: Sequence[Tuple[int, KeyAccess]]) -> Optional[Mismatch]:
+    candidates = []
+    for index, read in reads:
+        if not _comparable(read, write):
+            continue
+        rs, ws = split_steps(read, write)
+        if not rs and not ws:
+            return None  # some read uses exactly the written key: the pair is consistent
+        candidates.append((index, read))
+    if not candidates:
+        return None
+    read = _pick(candidates, write_index, write)
+    return Mismatch(shape(read, write), read, write)
+
+
+def mismatches(accesses: Sequence[KeyAccess]) -> List[Mismatch]:
+    groups: Dict[Tuple[str, str], List[Tuple[int, KeyAccess]]] = defaultdict(list)
+    for index, access in enumerate(accesses):
+        if access.entity and access.field:
+            groups[(access.entity, access.field)].append((index, access))
+    found = []
+    for items in groups.values():
+        reads = [(i, a) for i, a in items if a.kind == READ]
+        if not reads:
+            continue
+        for index, write in items:
+            if write.kind == READ or write.value.is_constant():
+                continue
+            mismatch = mismatch_for(index, write, reads)
+            if mismatch is not None:
+                found.append(mismatch)
+    return found

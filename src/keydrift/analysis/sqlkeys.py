@@ -1,0 +1,142 @@
+"""DB-API ``execute(sql, params)``: map the SQL's key columns to the Python values passed."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+import libcst as cst
+
+from keydrift.analysis.accesses import ChainReader, Key, keyword_args, positional_args
+from keydrift.analysis.facts import DEFAULTS, LOOKUP, READ, STORE, WRITE, Step, Value
+from keydrift.analysis.values import code, last_name
+from keydrift.frameworks import dbapi_sql as dbapi
+
+ROLES = {
+    "read": (READ, LOOKUP),
+    "identify": (WRITE, LOOKUP),
+    "store": (WRITE, STORE),
+    "conflict-set": (WRITE, DEFAULTS),
+}
+
+
+def _sql_text(node: cst.BaseExpression, reader: ChainReader) -> Optional[str]:
+    node = reader.ctx.resolve(node)
+    if isinstance(node, cst.Call) and last_name(node.func) in {w.rsplit(".", 1)[-1] for w in dbapi.SQL_TEXT_WRAPPERS}:
+        args = positional_args(node)
+        return _sql_text(args[0], reader) if args else None
+    return reader.ctx.string_value(node)
+
+
+class Parameters:
+    """The values bound to placeholders, by position and by name."""
+
+    def __init__(self, positional: Sequence[cst.BaseExpression], named: Dict[str, cst.BaseExpression],
+                 comprehension: Optional[cst.BaseExpression] = None) -> None:
+        self.positional = list(positional)
+        self.named = named
+        self.comprehension = comprehension
+
+    def expression(self, ref: Union[int, str, None]) -> Optional[cst.BaseExpression]:
+        if isinstance(ref, int):
+            return self.positional[ref] if ref < len(self.positional) else None
+        if isinstance(ref, str):
+            return self.named.get(ref)
+        return None
+
+
+def _parameters(call: cst.Call, many: bool, reader: ChainReader) -> Optional[Parameters]:
+    args = positional_args(call)
+    if len(args) > 2 and not many:  # asyncpg style: conn.fetch(sql, a, b)
+        return Parameters(args[1:], {})
+    params = args[1] if len(args) > 1 else None
+    if params is None:
+        for name, value in keyword_args(call):
+            if name in ("parameters", "params", "args", "vars", "values"):
+                params = value
+    if params is None:
+        return None
+    params = reader.ctx.resolve(params)
+    comprehension = None
+    if many:
+        if isinstance(params, (cst.ListComp, cst.GeneratorExp)):
+            comprehension, params = params, params.elt
+        elif isinstance(params, (cst.List, cst.Tuple)) and params.elements:
+            params = params.elements[0].value
+        else:
+            return None
+    return _bind(params, reader, comprehension)
+
+
+def _bind(params: cst.BaseExpression, reader: ChainReader, comprehension: Optional[cst.BaseExpression]) -> Optional[Parameters]:
+    if isinstance(params, (cst.Tuple, cst.List)):
+        return Parameters([e.value for e in params.elements], {}, comprehension)
+    if isinstance(params, cst.Dict):
+        named = {}
+        for element in params.elements:
+            if isinstance(element, cst.DictElement):
+                name = reader.ctx.string_value(element.key)
+                if name is not None:
+                    named[name] = element.value
+        return Parameters([], named, comprehension)
+    if isinstance(params, cst.Call) and last_name(params.func) == "dict":
+        return Parameters([], dict(keyword_args(params)), comprehension)
+    return Parameters([params], {}, comprehension)
+
+
+def _value(expr: cst.BaseExpression, params: Parameters, reader: ChainReader) -> Value:
+    if params.comprehension is not None:
+        return reader.ctx.eval_in_comprehension(params.comprehension, expr)
+    return reader.ctx.eval(expr)
+
+
+def execute_accesses(call: cst.Call, many: bool, reader: ChainReader) -> bool:
+    """Report the key accesses of one execute call; False when it is not recognizable SQL."""
+    args = positional_args(call)
+    if not args:
+        return False
+    text = _sql_text(args[0], reader)
+    if not text:
+        return False
+    from keydrift.analysis.sql import parse_sql
+
+    statement = parse_sql(text)
+    if statement is None:
+        return False
+    params = _parameters(call, many, reader)
+    stored: Dict[Tuple[str, str], Value] = {}
+    emitted: List[Tuple[str, Key, str]] = []
+    for key in statement.keys:
+        value = _key_value(key, params, stored, reader)
+        if value is None:
+            continue
+        kind, role = ROLES.get(key.role, (None, None))
+        if kind is None:
+            continue
+        absorbs = frozenset({"case"}) if set(key.column_funcs) & dbapi.CASE_INSENSITIVE_COLUMN_FUNCS else frozenset()
+        item = Key(key.table, key.column, value, absorbs)
+        if key.role == "store":
+            stored[(key.table, key.column)] = value
+        emitted.append((kind, item, role))
+    for (table, column), value in stored.items():
+        if column in statement.conflict_columns:
+            emitted.append((READ, Key(table, column, value), LOOKUP))
+    for kind, item, role in emitted:
+        reader.emit(kind, [item], role)
+    return True
+
+
+def _key_value(key, params: Optional[Parameters], stored: Dict[Tuple[str, str], Value],
+               reader: ChainReader) -> Optional[Value]:
+    if getattr(key, "from_excluded", ""):
+        return stored.get((key.table, key.from_excluded))
+    if params is None:
+        return None
+    expr = params.expression(key.param)
+    if expr is None:
+        return None
+    value = _value(expr, params, reader)
+    for func in key.value_funcs:
+        kind = dbapi.SQL_FUNCTION_KINDS.get(func)
+        if kind is not None:
+            value = value.then(Step(kind, f"SQL {func}()"), f"{func}({code(expr)})")
+    return value

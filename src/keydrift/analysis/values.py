@@ -1,0 +1,270 @@
+"""Symbolic evaluation of expressions into key ``Value``s: origins plus transformation steps."""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, Iterable, List, Optional, Sequence
+
+import libcst as cst
+
+from keydrift.analysis.facts import (
+    CALL,
+    FETCH,
+    FORMAT,
+    IDNA,
+    NORMALIZER,
+    REDERIVED,
+    SLASH,
+    Step,
+    Value,
+)
+from keydrift.frameworks import transforms
+
+_EMPTY_MODULE = cst.Module(body=[])
+_MAX_LABEL = 48
+
+
+def code(node: cst.CSTNode) -> str:
+    """The node's source text on one line."""
+    return " ".join(_EMPTY_MODULE.code_for_node(node).split())
+
+
+def dotted_name(node: cst.BaseExpression) -> str:
+    """``a.b.c`` for a Name/Attribute chain, else ""."""
+    parts: List[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return ""
+
+
+def last_name(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    if isinstance(node, cst.Name):
+        return node.value
+    return ""
+
+
+def constant(text: str) -> Value:
+    return Value(frozenset(), (), text)
+
+
+def fresh(text: str) -> Value:
+    """A value the analysis cannot see through: its own origin."""
+    return Value(frozenset({text}), (), text)
+
+
+def merge_arguments(values: Sequence[Value], text: str) -> Optional[Value]:
+    """The key carried by a call's arguments: union of origins, steps of the first carrier."""
+    carriers = [v for v in values if v.origins]
+    if not carriers:
+        return None
+    origins = frozenset().union(*(v.origins for v in carriers))
+    return Value(origins, carriers[0].steps, text)
+
+
+def _short(label: str) -> str:
+    return label if len(label) <= _MAX_LABEL else label[: _MAX_LABEL - 3] + "..."
+
+
+def _string_literal(node: cst.BaseExpression) -> Optional[str]:
+    if isinstance(node, cst.SimpleString):
+        try:
+            value = node.evaluated_value
+        except Exception:  # noqa: BLE001 - odd prefixes; treat as unknown text
+            return None
+        return value.decode("latin-1") if isinstance(value, bytes) else value
+    return None
+
+
+class Evaluator:
+    """Evaluates expressions against an environment ``name -> Value``.
+
+    ``records`` maps a variable holding a record fetched by key to the values its key fields
+    were looked up by, so ``user.email`` after ``user = User.objects.get(email=e)`` is ``e``.
+    """
+
+    def __init__(self, values: Dict[str, Value], record_fields: Dict[str, Dict[str, Value]],
+                 normalizers: Iterable[str] = ()) -> None:
+        self.values = values
+        self.record_fields = record_fields
+        self.normalizers = frozenset(n.rsplit(".", 1)[-1] for n in normalizers)
+
+    def eval(self, node: cst.BaseExpression) -> Value:
+        handler = _HANDLERS.get(type(node))
+        if handler is None:
+            return fresh(code(node))
+        return handler(self, node)
+
+    # -- names, attributes, subscripts -------------------------------------------------------
+
+    def _name(self, node: cst.Name) -> Value:
+        if node.value in ("None", "True", "False"):
+            return constant(node.value)
+        known = self.values.get(node.value)
+        if known is None:
+            return fresh(node.value)
+        return Value(known.origins, known.steps, node.value, known.result_of)
+
+    def _attribute(self, node: cst.Attribute) -> Value:
+        text = code(node)
+        if isinstance(node.value, cst.Name):
+            fields = self.record_fields.get(node.value.value)
+            if fields is not None and node.attr.value in fields:
+                looked_up = fields[node.attr.value]
+                return Value(looked_up.origins, looked_up.steps, text)
+        base = self.eval(node.value)
+        if base.result_of:
+            return _rederive(base, text, f"{base.result_of}.{node.attr.value}")
+        return fresh(text)
+
+    def _subscript(self, node: cst.Subscript) -> Value:
+        text = code(node)
+        base = self.eval(node.value)
+        if base.result_of:
+            index = text[len(code(node.value)):]
+            return _rederive(base, text, f"{base.result_of}{index}")
+        return fresh(text)
+
+    # -- calls ---------------------------------------------------------------------------------
+
+    def _call(self, node: cst.Call) -> Value:
+        text = code(node)
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            return self._method_call(node, func, text)
+        name = dotted_name(func)
+        return self._function_call(node, name, text) if name else fresh(text)
+
+    def _args(self, node: cst.Call) -> List[Value]:
+        return [self.eval(arg.value) for arg in node.args if arg.star == ""]
+
+    def _method_call(self, node: cst.Call, func: cst.Attribute, text: str) -> Value:
+        qualified = dotted_name(func)
+        if qualified in transforms.QUALIFIED_FUNCTIONS or qualified in transforms.FETCH_FUNCTIONS:
+            return self._function_call(node, qualified, text)
+        method = func.attr.value
+        receiver = self.eval(func.value)
+        if receiver.result_of:
+            return _rederive(receiver, text, f"{receiver.result_of}.{method}()")
+        if receiver.origins:
+            step = self._string_method_step(node, method)
+            if step is not None:
+                return receiver.then(step, text)
+            if method in transforms.NEUTRAL_METHODS or _is_plain_encode(node, method):
+                return Value(receiver.origins, receiver.steps, text)
+        if method == "format" and _string_literal(func.value) is not None:
+            carried = merge_arguments(self._args(node), text)
+            return carried.then(Step(FORMAT, "str.format()"), text) if carried else constant(text)
+        return self._function_call(node, qualified or method, text, receiver_is_object=True)
+
+    def _string_method_step(self, node: cst.Call, method: str) -> Optional[Step]:
+        kind = transforms.STRING_METHODS.get(method)
+        args = [code(a.value) for a in node.args]
+        label = _short(f".{method}({', '.join(args)})")
+        if method == "encode" and any("idna" in a.lower() for a in args):
+            return Step(IDNA, label)
+        if kind is None:
+            return None
+        if method in ("strip", "rstrip", "lstrip") and any("/" in a for a in args):
+            return Step(SLASH, label)
+        return Step(kind, label)
+
+    def _function_call(self, node: cst.Call, name: str, text: str,
+                       receiver_is_object: bool = False) -> Value:
+        short_name = name.rsplit(".", 1)[-1]
+        args = self._args(node)
+        if not receiver_is_object and (name in transforms.CONVERSIONS or short_name in transforms.CONVERSIONS):
+            return Value(args[0].origins, args[0].steps, text) if args else fresh(text)
+        carried = merge_arguments(args, text)
+        if carried is None:
+            return fresh(text)
+        kind = self._transform_kind(name, short_name)
+        label = f"{_short(name)}()"
+        if kind == FETCH:
+            return carried.then(Step(FETCH, label), text, result_of=_short(text))
+        if kind is not None:
+            return carried.then(Step(kind, label), text)
+        return carried.then(Step(CALL, label), text, result_of=_short(text))
+
+    def _transform_kind(self, name: str, short_name: str) -> Optional[str]:
+        if name in transforms.QUALIFIED_FUNCTIONS:
+            return transforms.QUALIFIED_FUNCTIONS[name]
+        if name in transforms.FETCH_FUNCTIONS or short_name in transforms.FETCH_FUNCTIONS:
+            return FETCH
+        if short_name in self.normalizers or transforms.NORMALIZER_NAME.search(short_name):
+            return NORMALIZER
+        return transforms.FUNCTIONS.get(short_name)
+
+    # -- strings and operators -----------------------------------------------------------------
+
+    def _fstring(self, node: cst.FormattedString) -> Value:
+        text = code(node)
+        parts = [p for p in node.parts if isinstance(p, cst.FormattedStringExpression)]
+        literal = [p for p in node.parts if isinstance(p, cst.FormattedStringText) and p.value]
+        carried = merge_arguments([self.eval(p.expression) for p in parts], text)
+        if carried is None:
+            return constant(text)
+        if len(parts) == 1 and not literal and parts[0].format_spec is None and parts[0].conversion is None:
+            return Value(carried.origins, carried.steps, text)
+        return carried.then(Step(FORMAT, "f-string"), text)
+
+    def _binary(self, node: cst.BinaryOperation) -> Value:
+        text = code(node)
+        if not isinstance(node.operator, (cst.Add, cst.Modulo)):
+            return fresh(text)
+        carried = merge_arguments([self.eval(node.left), self.eval(node.right)], text)
+        if carried is None:
+            return constant(text)
+        label = "string concatenation" if isinstance(node.operator, cst.Add) else "%-formatting"
+        return carried.then(Step(FORMAT, label), text)
+
+    def _boolean(self, node: cst.BooleanOperation) -> Value:
+        left = self.eval(node.left)
+        return left if left.origins else self.eval(node.right)
+
+    def _if_exp(self, node: cst.IfExp) -> Value:
+        body = self.eval(node.body)
+        return body if body.origins else self.eval(node.orelse)
+
+    def _await(self, node: cst.Await) -> Value:
+        return self.eval(node.expression)
+
+    def _literal(self, node: cst.BaseExpression) -> Value:
+        return constant(code(node))
+
+
+def _rederive(base: Value, text: str, label: str) -> Value:
+    """A field read from a call's result: the call step becomes a re-derivation."""
+    steps = base.steps
+    if steps and steps[-1].kind in (CALL, FETCH, REDERIVED):
+        steps = steps[:-1]
+    return Value(base.origins, steps + (Step(REDERIVED, _short(label)),), text, _short(label))
+
+
+def _is_plain_encode(node: cst.Call, method: str) -> bool:
+    return method == "encode" and not any("idna" in code(a.value).lower() for a in node.args)
+
+
+_HANDLERS = {
+    cst.Name: Evaluator._name,
+    cst.Attribute: Evaluator._attribute,
+    cst.Subscript: Evaluator._subscript,
+    cst.Call: Evaluator._call,
+    cst.FormattedString: Evaluator._fstring,
+    cst.BinaryOperation: Evaluator._binary,
+    cst.BooleanOperation: Evaluator._boolean,
+    cst.IfExp: Evaluator._if_exp,
+    cst.Await: Evaluator._await,
+    cst.SimpleString: Evaluator._literal,
+    cst.ConcatenatedString: Evaluator._literal,
+    cst.Integer: Evaluator._literal,
+    cst.Float: Evaluator._literal,
+    cst.Ellipsis: Evaluator._literal,
+}
+
+NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

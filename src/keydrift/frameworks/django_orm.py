@@ -1,0 +1,60 @@
+"""Django ORM (and the peewee/Flask-SQLAlchemy class-level API shaped like it).
+
+``Model.<manager>.<method>(...)`` chains: which methods carry lookups, which write, which
+return a single record.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, FrozenSet
+
+# Attributes of a model class that are managers (``Model.objects``), plus any name ending in
+# "objects" (``all_objects``, ``active_objects``).
+MANAGERS: FrozenSet[str] = frozenset({"objects", "_default_manager", "_base_manager", "query"})
+
+# Methods whose keyword arguments (and Q(...) arguments) are lookups.
+LOOKUP_METHODS: FrozenSet[str] = frozenset({
+    "filter", "exclude", "get", "get_or_none", "filter_by", "get_or_create", "update_or_create",
+    "aget", "aget_or_create", "aupdate_or_create", "afilter",
+})
+
+# Upserts: the lookups are both a read and the stored key; ``defaults`` may override them.
+UPSERT_METHODS: FrozenSet[str] = frozenset({
+    "get_or_create", "update_or_create", "aget_or_create", "aupdate_or_create",
+})
+UPSERT_DEFAULTS_KWARGS: FrozenSet[str] = frozenset({"defaults", "create_defaults"})
+
+# Methods whose keyword arguments are stored values of a new record.
+CREATE_METHODS: FrozenSet[str] = frozenset({"create", "acreate"})
+
+# Methods that write the rows selected by the chain's lookups; their kwargs are stored values.
+UPDATE_METHODS: FrozenSet[str] = frozenset({"update", "aupdate"})
+DELETE_METHODS: FrozenSet[str] = frozenset({"delete", "adelete"})
+
+BULK_CREATE_METHODS: FrozenSet[str] = frozenset({"bulk_create", "abulk_create"})
+
+# Chain ends that return one record (assigned to a variable, it is a record of the entity).
+SINGLE_RECORD_METHODS: FrozenSet[str] = frozenset({
+    "get", "aget", "first", "afirst", "last", "alast", "earliest", "latest", "get_or_none",
+    "one", "one_or_none", "scalar", "scalar_one", "scalar_one_or_none",
+})
+
+# Instance methods that persist a record's fields.
+SAVE_METHODS: FrozenSet[str] = frozenset({"save", "asave", "full_clean_and_save"})
+
+# Lookup suffixes: which are key comparisons, and what the database absorbs.
+EXACT_LOOKUPS: Dict[str, FrozenSet[str]] = {
+    "exact": frozenset(),
+    "iexact": frozenset({"case"}),
+}
+# Any other known suffix makes the lookup a non-key (range, containment, null checks).
+OTHER_LOOKUPS: FrozenSet[str] = frozenset({
+    "contains", "icontains", "in", "gt", "gte", "lt", "lte", "startswith", "istartswith",
+    "endswith", "iendswith", "range", "date", "year", "iso_year", "month", "day", "week",
+    "week_day", "iso_week_day", "quarter", "time", "hour", "minute", "second", "isnull",
+    "regex", "iregex", "search", "overlap", "contained_by", "has_key", "has_keys",
+    "has_any_keys", "len", "trigram_similar", "unaccent",
+})
+# Django's lookup function wrappers used inside Q/filter arguments.
+Q_OBJECTS: FrozenSet[str] = frozenset({"Q"})
+PRIMARY_KEY_ALIASES: FrozenSet[str] = frozenset({"pk"})
