@@ -50,7 +50,14 @@ class Context:
     def eval_in_comprehension(self, comp: cst.BaseExpression, node: cst.BaseExpression) -> Value:
         raise NotImplementedError  # pragma: no cover - interface
 
-    def add(self, kind: str, key: Key, node: cst.CSTNode, role: str, call_id: int, via: str) -> None:
+    def eval_element(self, node: cst.BaseExpression) -> Value:
+        """The value of an element of a collection (``url__in=urls``)."""
+        raise NotImplementedError  # pragma: no cover - interface
+
+    def add(self, kind: str, key: Key, node: cst.CSTNode, role: str, call_id: int, via: str,
+            saves: bool = False) -> None:
+        """Record an access; ``saves`` marks a write that goes through the model's save path
+        (``create``, ``save()``, ``session.add``), where write-time rewriting applies."""
         raise NotImplementedError  # pragma: no cover - interface
 
     def string_value(self, node: cst.BaseExpression) -> Optional[str]:
@@ -110,18 +117,23 @@ def keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
 
 # -- Django-style lookups ------------------------------------------------------------------------
 
-def parse_lookup(name: str, entity: str, ctx: Context) -> Optional[Tuple[str, FrozenSet[str]]]:
-    """``url__iexact`` -> ("url", {"case"}); ``created__gte`` -> None (not a key lookup)."""
+def parse_lookup(name: str, entity: str, ctx: Context) -> Optional[Tuple[str, FrozenSet[str], bool]]:
+    """``url__iexact`` -> ("url", {"case"}, False); ``url__in`` -> ("url", {}, True);
+    ``created__gte`` -> None (not a key lookup)."""
     parts = name.split("__")
     absorbs: FrozenSet[str] = frozenset()
+    membership = False
     if len(parts) > 1 and parts[-1] in django.EXACT_LOOKUPS:
         absorbs = django.EXACT_LOOKUPS[parts.pop()]
+    elif len(parts) > 1 and parts[-1] in django.IN_LOOKUPS:
+        absorbs = django.IN_LOOKUPS[parts.pop()]
+        membership = True
     elif len(parts) > 1 and parts[-1] in django.OTHER_LOOKUPS:
         return None
     field_name = "__".join(parts)
     if field_name in django.PRIMARY_KEY_ALIASES:
         field_name = ctx.primary_key(entity)
-    return field_name, absorbs
+    return field_name, absorbs, membership
 
 
 def keyword_lookups(call: cst.Call, entity: str, ctx: Context, skip: FrozenSet[str] = frozenset()) -> List[Key]:
@@ -131,7 +143,9 @@ def keyword_lookups(call: cst.Call, entity: str, ctx: Context, skip: FrozenSet[s
             continue
         parsed = parse_lookup(name, entity, ctx)
         if parsed is not None:
-            keys.append(Key(entity, parsed[0], ctx.eval(value), parsed[1]))
+            field_name, absorbs, membership = parsed
+            evaluated = ctx.eval_element(value) if membership else ctx.eval(value)
+            keys.append(Key(entity, field_name, evaluated, absorbs))
     return keys
 
 
@@ -201,15 +215,20 @@ def _comparison_keys(expr: cst.Comparison, ctx: Context) -> List[Key]:
 
 
 def _method_criterion(expr: cst.Call, ctx: Context) -> List[Key]:
-    """``M.f.ilike(v)`` compares case-insensitively."""
+    """``M.f.ilike(v)`` compares case-insensitively; ``M.f.in_(values)`` compares each element."""
     func = expr.func
-    if not isinstance(func, cst.Attribute) or func.attr.value not in sqla.CASE_INSENSITIVE_OPERATORS:
+    if not isinstance(func, cst.Attribute):
         return []
+    operator = func.attr.value
     column = column_of(func.value)
     args = positional_args(expr)
     if column is None or not args:
         return []
-    return [Key(column[0], column[1], ctx.eval(args[0]), column[2] | frozenset({"case"}))]
+    if operator in sqla.CASE_INSENSITIVE_OPERATORS:
+        return [Key(column[0], column[1], ctx.eval(args[0]), column[2] | frozenset({"case"}))]
+    if operator in sqla.MEMBERSHIP_OPERATORS:
+        return [Key(column[0], column[1], ctx.eval_element(args[0]), column[2])]
+    return []
 
 
 def stored_fields(call: cst.Call, entity: str, ctx: Context) -> List[Key]:
@@ -262,18 +281,19 @@ class ChainReader:
         self.outer = outer
         self.via = code(outer)
 
-    def emit(self, kind: str, keys: Sequence[Key], role: str) -> None:
+    def emit(self, kind: str, keys: Sequence[Key], role: str, saves: bool = False) -> None:
         for key in keys:
-            self.ctx.add(kind, key, self.outer, role, self.call_id, self.via)
+            self.ctx.add(kind, key, self.outer, role, self.call_id, self.via, saves)
 
-    def instance_writes(self, instances: Sequence[cst.Call], comprehension: Optional[cst.BaseExpression] = None) -> None:
+    def instance_writes(self, instances: Sequence[cst.Call], comprehension: Optional[cst.BaseExpression] = None,
+                        saves: bool = True) -> None:
         for ctor in instances:
             entity = last_name(ctor.func)
             keys = []
             for name, value in keyword_args(ctor):
                 val = self.ctx.eval_in_comprehension(comprehension, value) if comprehension is not None else self.ctx.eval(value)
                 keys.append(Key(entity, name, val))
-            self.emit(WRITE, keys, STORE)
+            self.emit(WRITE, keys, STORE, saves=saves)
 
     def model_chain(self, entity: str, links: Sequence[Link], write_chain: bool = False) -> ChainInfo:
         """Django managers/querysets and class-level APIs (peewee, Flask-SQLAlchemy)."""
@@ -291,7 +311,9 @@ class ChainReader:
                 self.upsert(call, entity, lookups)
                 info.single_record = True
                 lookups = []
-            elif name in django.CREATE_METHODS or name in ("insert", "replace") and keyword_args(call):
+            elif name in django.CREATE_METHODS:
+                self.emit(WRITE, stored_fields(call, entity, self.ctx), STORE, saves=True)
+            elif name in ("insert", "replace") and keyword_args(call):
                 self.emit(WRITE, stored_fields(call, entity, self.ctx), STORE)
             elif name in django.UPDATE_METHODS:
                 write_chain = True
@@ -299,7 +321,7 @@ class ChainReader:
             elif name in django.DELETE_METHODS:
                 write_chain = True
             elif name in django.BULK_CREATE_METHODS and positional_args(call):
-                self.bulk(positional_args(call)[0])
+                self.bulk(positional_args(call)[0], saves=False)  # bulk_create bypasses save()
             elif name in django.SINGLE_RECORD_METHODS:
                 info.single_record = True
         self.emit(WRITE if write_chain else READ, lookups, LOOKUP)
@@ -315,13 +337,13 @@ class ChainReader:
                 defaults += mapping_fields(value, entity, self.ctx)
         overridden = {k.field for k in defaults}
         self.emit(READ, lookups, LOOKUP)
-        self.emit(WRITE, [k for k in lookups if k.field not in overridden], STORE)
-        self.emit(WRITE, defaults, DEFAULTS)
+        self.emit(WRITE, [k for k in lookups if k.field not in overridden], STORE, saves=True)
+        self.emit(WRITE, defaults, DEFAULTS, saves=True)
 
-    def bulk(self, expr: cst.BaseExpression) -> None:
+    def bulk(self, expr: cst.BaseExpression, saves: bool = True) -> None:
         expr = self.ctx.resolve(expr)
         comp = expr if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)) else None
-        self.instance_writes(constructed_instances(expr), comp)
+        self.instance_writes(constructed_instances(expr), comp, saves)
 
     def statement_chain(self, kind: str, entity: str, links: Sequence[Link]) -> ChainInfo:
         """SQLAlchemy select/insert/update/delete constructs and their method chains."""

@@ -75,6 +75,7 @@ class KeyAccess:
     via: str = ""  # the call as the user wrote it, shortened for messages
     function: str = ""  # enclosing function's qualified name
     assigned_at: Optional[cst.CSTNode] = None  # obj.field = v, for writes through save()
+    rewritten_by: str = ""  # "User.save()" when the model rewrites the key as it is stored
 
 
 @dataclass(frozen=True)

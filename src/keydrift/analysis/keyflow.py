@@ -4,12 +4,14 @@ with the value each key had at that point; then pair reads and writes into misma
 from __future__ import annotations
 
 import itertools
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from keydrift.analysis import pairing
+from keydrift.analysis.models import Rewrite, model_facts
 from keydrift.analysis.accesses import (
     ChainInfo,
     Context,
@@ -90,6 +92,10 @@ class ModuleInfo:
 
     constants: Dict[str, cst.BaseExpression] = field(default_factory=dict)
     primary_keys: Dict[str, str] = field(default_factory=dict)
+    # (entity, field) -> how the model rewrites the key whenever it is saved
+    rewrites: Dict[Tuple[str, str], Rewrite] = field(default_factory=dict)
+    # (entity, field) -> what the column itself absorbs (CITEXT, case-insensitive collation)
+    field_absorbs: Dict[Tuple[str, str], FrozenSet[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -124,9 +130,33 @@ class FunctionWalker(Context):
         with self._comprehension_scope(comp):
             return self.eval(node)
 
-    def add(self, kind: str, key: Key, node: cst.CSTNode, role: str, call_id: int, via: str) -> None:
-        self.accesses.append(KeyAccess(kind, key.entity, key.field, key.value, node, role, call_id,
-                                       key.absorbs, via, self.function))
+    def eval_element(self, node: cst.BaseExpression) -> Value:
+        node = self.resolve(node)
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+            return self.eval_in_comprehension(node, node.elt)
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            values = [self.eval(e.value) for e in node.elements]
+            carriers = [v for v in values if v.origins]
+            if not carriers:
+                return Value(frozenset(), (), code(node))
+            return Value(frozenset().union(*(v.origins for v in carriers)), carriers[0].steps, code(node))
+        if isinstance(node, cst.Call) and last_name(node.func) in ("set", "list", "tuple", "frozenset", "sorted") and node.args:
+            return self.eval_element(node.args[0].value)
+        return element_of(self.eval(node))
+
+    def add(self, kind: str, key: Key, node: cst.CSTNode, role: str, call_id: int, via: str,
+            saves: bool = False, assigned_at: Optional[cst.CSTNode] = None) -> None:
+        target = (key.entity, key.field)
+        absorbs = key.absorbs | self.module.field_absorbs.get(target, frozenset())
+        value, rewritten_by = key.value, ""
+        rewrite = self.module.rewrites.get(target) if kind == WRITE and saves else None
+        if rewrite is not None:
+            added = pairing.steps_not_applied(value.steps, rewrite.steps)
+            if added:
+                value = Value(value.origins, value.steps + added, value.text)
+                rewritten_by = rewrite.by
+        self.accesses.append(KeyAccess(kind, key.entity, key.field, value, node, role, call_id,
+                                       absorbs, via, self.function, assigned_at, rewritten_by))
 
     def string_value(self, node: cst.BaseExpression) -> Optional[str]:
         node = self.resolve(node)
@@ -179,6 +209,8 @@ class FunctionWalker(Context):
         elif isinstance(node, (cst.For,)):
             self.scan(node.iter)
             self.forget_target(node.target)
+            if isinstance(node.target, cst.Name):
+                self.state.values[node.target.value] = self.loop_variable(node.target.value, node.iter)
             self.walk_suite(node.body)
             if node.orelse is not None:
                 self.walk_suite(node.orelse.body)
@@ -330,32 +362,46 @@ class FunctionWalker(Context):
         record = self.state.records.get(name)
         if record is not None:
             for field_name, (value, statement) in record.pending.items():
-                self.accesses.append(KeyAccess(WRITE, record.entity, field_name, value, call, STORE, call_id,
-                                               frozenset(), via, self.function, assigned_at=statement))
+                self.add(WRITE, Key(record.entity, field_name, value), call, STORE, call_id, via,
+                         saves=True, assigned_at=statement)
             record.pending.clear()
         instance = self.state.instances.get(name)
         if instance is not None:
             for field_name, value in instance.fields.items():
-                self.add(WRITE, Key(instance.entity, field_name, value), call, STORE, call_id, via)
+                self.add(WRITE, Key(instance.entity, field_name, value), call, STORE, call_id, via, saves=True)
 
-    class _Scope:
-        def __init__(self, walker: "FunctionWalker", names: List[str]) -> None:
-            self.walker, self.names, self.saved = walker, names, {}
+    def loop_variable(self, name: str, iterable: cst.BaseExpression) -> Value:
+        """``for u in urls``: u is its own origin and an element of ``urls``."""
+        element = self.eval_element(iterable)
+        return Value(element.origins | {name}, element.steps, name)
 
-        def __enter__(self) -> None:
-            values = self.walker.state.values
-            self.saved = {n: values.pop(n) for n in self.names if n in values}
-
-        def __exit__(self, *exc: object) -> None:
-            self.walker.state.values.update(self.saved)
-
-    def _comprehension_scope(self, comp: cst.BaseExpression) -> "FunctionWalker._Scope":
-        names: List[str] = []
+    @contextmanager
+    def _comprehension_scope(self, comp: cst.BaseExpression) -> Iterator[None]:
+        values = self.state.values
+        saved: Dict[str, Optional[Value]] = {}
         clause = getattr(comp, "for_in", None)
         while clause is not None:
-            names += _target_names(clause.target)
+            single = clause.target.value if isinstance(clause.target, cst.Name) else None
+            element = self.loop_variable(single, clause.iter) if single else None
+            for name in _target_names(clause.target):
+                saved.setdefault(name, values.get(name))
+                values.pop(name, None)
+            if single and element is not None:
+                values[single] = element
             clause = clause.inner_for_in
-        return FunctionWalker._Scope(self, names)
+        try:
+            yield
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    values.pop(name, None)
+                else:
+                    values[name] = value
+
+
+def element_of(value: Value) -> Value:
+    """An element of a collection value: origins ``urls`` become ``urls[*]``."""
+    return Value(frozenset(f"{o}[*]" for o in value.origins), value.steps, value.text)
 
 
 def _target_names(target: cst.BaseExpression) -> List[str]:
@@ -401,6 +447,7 @@ def module_info(module: cst.Module) -> ModuleInfo:
             key = _primary_key_field(statement)
             if key:
                 info.primary_keys[statement.name.value] = key
+    model_facts(module, info.rewrites, info.field_absorbs)
     return info
 
 

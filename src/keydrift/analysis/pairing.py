@@ -18,6 +18,12 @@ def canonical_step(step: Step) -> Tuple[str, str]:
     return step.kind, label.lstrip(".").split("(", 1)[0] if step.kind == "case" else label
 
 
+def steps_not_applied(applied: Tuple[Step, ...], steps: Tuple[Step, ...]) -> Tuple[Step, ...]:
+    """The steps of a (idempotent) normalization that ``applied`` does not already contain."""
+    done = {canonical_step(s) for s in applied}
+    return tuple(s for s in steps if canonical_step(s) not in done)
+
+
 def effective_steps(access: KeyAccess, absorbs: FrozenSet[str]) -> Tuple[Step, ...]:
     return tuple(s for s in access.value.steps if s.kind not in absorbs)
 
@@ -38,6 +44,8 @@ def shape(read: KeyAccess, write: KeyAccess) -> str:
     if write.assigned_at is not None:
         return "reassigned"
     rs, ws = split_steps(read, write)
+    if write.rewritten_by and not rs:
+        return "rewritten"
     if not rs:
         return "rederived" if any(s.kind in _REDERIVING for s in ws) else "write-transform"
     if not ws:
@@ -46,8 +54,10 @@ def shape(read: KeyAccess, write: KeyAccess) -> str:
 
 
 def _comparable(read: KeyAccess, write: KeyAccess) -> bool:
-    if read.call_id == write.call_id and not (write.role == DEFAULTS and read.role == LOOKUP):
-        return False  # within one call only an upsert's lookup vs its defaults/SET can disagree
+    if read.call_id == write.call_id and not (read.role == LOOKUP and (write.role == DEFAULTS or write.rewritten_by)):
+        # within one call only an upsert's lookup vs its defaults/SET, or vs the value the
+        # model's save() rewrites it to, can disagree
+        return False
     return bool(read.value.origins & write.value.origins)
 
 

@@ -83,9 +83,16 @@ def _bind(params: cst.BaseExpression, reader: ChainReader, comprehension: Option
     return Parameters([params], {}, comprehension)
 
 
+_COLLECTION_CALLS = frozenset({"tuple", "list", "set", "frozenset", "sorted"})
+
+
 def _value(expr: cst.BaseExpression, params: Parameters, reader: ChainReader) -> Value:
     if params.comprehension is not None:
         return reader.ctx.eval_in_comprehension(params.comprehension, expr)
+    resolved = reader.ctx.resolve(expr)
+    if isinstance(resolved, (cst.ListComp, cst.GeneratorExp, cst.SetComp)) or (
+            isinstance(resolved, cst.Call) and last_name(resolved.func) in _COLLECTION_CALLS):
+        return reader.ctx.eval_element(resolved)  # IN %s / = ANY(%s): each element is a key
     return reader.ctx.eval(expr)
 
 

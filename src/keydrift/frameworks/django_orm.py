@@ -49,12 +49,14 @@ EXACT_LOOKUPS: Dict[str, FrozenSet[str]] = {
 }
 # Any other known suffix makes the lookup a non-key (range, containment, null checks).
 OTHER_LOOKUPS: FrozenSet[str] = frozenset({
-    "contains", "icontains", "in", "gt", "gte", "lt", "lte", "startswith", "istartswith",
+    "contains", "icontains", "gt", "gte", "lt", "lte", "startswith", "istartswith",
     "endswith", "iendswith", "range", "date", "year", "iso_year", "month", "day", "week",
     "week_day", "iso_week_day", "quarter", "time", "hour", "minute", "second", "isnull",
     "regex", "iregex", "search", "overlap", "contained_by", "has_key", "has_keys",
     "has_any_keys", "len", "trigram_similar", "unaccent",
 })
+# Membership lookups: each element of the collection is a key value.
+IN_LOOKUPS: Dict[str, FrozenSet[str]] = {"in": frozenset()}
 # Django's lookup function wrappers used inside Q/filter arguments.
 Q_OBJECTS: FrozenSet[str] = frozenset({"Q"})
 PRIMARY_KEY_ALIASES: FrozenSet[str] = frozenset({"pk"})

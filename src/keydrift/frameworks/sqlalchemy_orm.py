@@ -43,4 +43,5 @@ SQL_FUNCTION_KINDS: Dict[str, str] = {
 }
 # Column operators that compare case-insensitively.
 CASE_INSENSITIVE_OPERATORS: FrozenSet[str] = frozenset({"ilike"})
-EQUALITY_OPERATORS: FrozenSet[str] = frozenset({"is_", "like"})
+# Column operators whose argument is a collection of key values.
+MEMBERSHIP_OPERATORS: FrozenSet[str] = frozenset({"in_"})

@@ -16,6 +16,7 @@ from keydrift.rules.kd103_key_transformed_only_on_read import KeyTransformedOnly
 from keydrift.rules.kd104_key_transformed_differently import KeyTransformedDifferently
 from keydrift.rules.kd105_lookup_differs_from_defaults import LookupDiffersFromDefaults
 from keydrift.rules.kd106_key_reassigned_after_lookup import KeyReassignedAfterLookup
+from keydrift.rules.kd107_key_rewritten_on_save import KeyRewrittenOnSave
 from keydrift.rules.kd900_file_not_analyzed import FileNotAnalyzed, FileNotParsed
 from keydrift.types import Config
 
@@ -26,6 +27,7 @@ ALL_RULES: Tuple[Type[Rule], ...] = (
     KeyTransformedDifferently,
     LookupDiffersFromDefaults,
     KeyReassignedAfterLookup,
+    KeyRewrittenOnSave,
     FileNotParsed,
     FileNotAnalyzed,
 )

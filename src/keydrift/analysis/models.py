@@ -1,0 +1,154 @@
+"""What model classes declare about their keys: write-time rewriting and case-insensitive columns.
+
+Write-time rewriting is code that transforms a key whenever a record is stored: a Django
+``save()``/``clean()`` override (``self.email = self.email.lower()``), a ``pre_save`` receiver,
+a SQLAlchemy ``@validates`` method. Lookups that pass the raw value then miss the stored row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from keydrift.analysis.facts import Step
+from keydrift.analysis.values import Evaluator, code, last_name
+
+# Methods that run whenever a record is stored.
+SAVING_METHODS = frozenset({"save", "clean", "full_clean", "before_save", "pre_save"})
+SIGNALS = frozenset({"pre_save"})
+VALIDATOR_DECORATORS = frozenset({"validates"})
+CASE_INSENSITIVE_FIELD_PREFIXES = ("CI",)
+CASE_INSENSITIVE_TYPES = frozenset({"CITEXT", "CIText", "citext"})
+CASE_INSENSITIVE_COLLATION_WORDS = ("nocase", "_ci", "insensitive", "ci_")
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    steps: Tuple[Step, ...]
+    by: str  # "User.save()"
+
+
+def _block(node: cst.BaseSuite) -> Sequence[cst.CSTNode]:
+    return node.body if isinstance(node, cst.IndentedBlock) else ()
+
+
+def _small_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.BaseSmallStatement]:
+    """Small statements of a body, including those nested in if/with/try blocks."""
+    for statement in body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            yield from statement.body
+        elif isinstance(statement, (cst.If, cst.With, cst.Try, cst.For)):
+            yield from _small_statements(_block(statement.body))
+            orelse = getattr(statement, "orelse", None)
+            if isinstance(orelse, (cst.Else, cst.If)):
+                yield from _small_statements(_block(orelse.body))
+
+
+def _param_names(func: cst.FunctionDef) -> List[str]:
+    return [p.name.value for p in func.params.params]
+
+
+def _attribute_rewrites(func: cst.FunctionDef, owner: str) -> Iterator[Tuple[str, Tuple[Step, ...]]]:
+    """``owner.F = f(owner.F)`` in a function body -> (F, steps of f)."""
+    evaluator = Evaluator({}, {})
+    for small in _small_statements(_block(func.body)):
+        if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+            continue
+        target = small.targets[0].target
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                and target.value.value == owner):
+            continue
+        value = evaluator.eval(small.value)
+        if f"{owner}.{target.attr.value}" in value.origins and value.steps:
+            yield target.attr.value, value.steps
+
+
+def _decorator_call(func: cst.FunctionDef, names: FrozenSet[str]) -> Optional[cst.Call]:
+    for decorator in func.decorators:
+        node = decorator.decorator
+        if isinstance(node, cst.Call) and last_name(node.func) in names:
+            return node
+    return None
+
+
+def _validator_rewrites(func: cst.FunctionDef) -> Iterator[Tuple[str, Tuple[Step, ...]]]:
+    """SQLAlchemy ``@validates("email") def v(self, key, value): return value.lower()``."""
+    decorator = _decorator_call(func, VALIDATOR_DECORATORS)
+    params = _param_names(func)
+    if decorator is None or len(params) < 3:
+        return
+    fields = [a.value.evaluated_value for a in decorator.args
+              if a.keyword is None and isinstance(a.value, cst.SimpleString)]
+    evaluator = Evaluator({}, {})
+    for small in _small_statements(_block(func.body)):
+        if isinstance(small, cst.Return) and small.value is not None:
+            value = evaluator.eval(small.value)
+            if params[2] in value.origins and value.steps:
+                for name in fields:
+                    if isinstance(name, str):
+                        yield name, value.steps
+                return
+
+
+def _signal_sender(func: cst.FunctionDef) -> str:
+    decorator = _decorator_call(func, frozenset({"receiver"}))
+    if decorator is None or not decorator.args or last_name(decorator.args[0].value) not in SIGNALS:
+        return ""
+    for arg in decorator.args:
+        if arg.keyword is not None and arg.keyword.value == "sender":
+            return last_name(arg.value)
+    return ""
+
+
+def _case_insensitive(call: cst.Call) -> bool:
+    name = last_name(call.func)
+    if name.startswith(CASE_INSENSITIVE_FIELD_PREFIXES) and name[2:3].isupper():
+        return True
+    text = code(call)
+    if any(t in text for t in CASE_INSENSITIVE_TYPES):
+        return True
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in ("db_collation", "collation"):
+            if any(w in code(arg.value).lower() for w in CASE_INSENSITIVE_COLLATION_WORDS):
+                return True
+    return False
+
+
+def _class_fields(cls: cst.ClassDef) -> Iterator[Tuple[str, cst.Call]]:
+    for small in _small_statements(_block(cls.body)):
+        target = small.targets[0].target if isinstance(small, cst.Assign) else getattr(small, "target", None)
+        value = getattr(small, "value", None)
+        if isinstance(target, cst.Name) and isinstance(value, cst.Call):
+            yield target.value, value
+
+
+def model_facts(module: cst.Module, rewrites: Dict[Tuple[str, str], Rewrite],
+                absorbs: Dict[Tuple[str, str], FrozenSet[str]]) -> None:
+    for statement in module.body:
+        if isinstance(statement, cst.ClassDef):
+            _class_facts(statement, rewrites, absorbs)
+        elif isinstance(statement, cst.FunctionDef):
+            sender = _signal_sender(statement)
+            params = _param_names(statement)
+            if sender and len(params) >= 2:
+                owner = "instance" if "instance" in params else params[1]
+                for field_name, steps in _attribute_rewrites(statement, owner):
+                    rewrites[(sender, field_name)] = Rewrite(steps, f"pre_save receiver {statement.name.value}()")
+
+
+def _class_facts(cls: cst.ClassDef, rewrites: Dict[Tuple[str, str], Rewrite],
+                 absorbs: Dict[Tuple[str, str], FrozenSet[str]]) -> None:
+    entity = cls.name.value
+    for field_name, call in _class_fields(cls):
+        if _case_insensitive(call):
+            absorbs[(entity, field_name)] = frozenset({"case"})
+    for node in _block(cls.body):
+        if not isinstance(node, cst.FunctionDef):
+            continue
+        if node.name.value in SAVING_METHODS:
+            for field_name, steps in _attribute_rewrites(node, "self"):
+                rewrites[(entity, field_name)] = Rewrite(steps, f"{entity}.{node.name.value}()")
+        for field_name, steps in _validator_rewrites(node):
+            rewrites[(entity, field_name)] = Rewrite(steps, f"{entity}.{node.name.value}()")

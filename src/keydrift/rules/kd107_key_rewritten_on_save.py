@@ -1,0 +1,63 @@
+"""KD107: the model rewrites the key when it is saved, but the lookup passes it raw."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from keydrift.analysis.facts import RawFinding
+from keydrift.rules._base import Rule
+from keydrift.rules._kd1 import differing_steps, finding, read_line, select, short, target
+
+
+class KeyRewrittenOnSave(Rule):
+    """A lookup passes a raw key that the model rewrites whenever it stores it.
+
+    ## What it does
+    Finds reads of a key field that a model transforms at write time — a Django `save()` or
+    `clean()` override (`self.email = self.email.lower()`), a `pre_save` receiver, a SQLAlchemy
+    `@validates` method — where the same function also stores that entity through the save
+    path (`create`, `get_or_create`, `save()`, `session.add`) and the lookup value is not
+    transformed the same way.
+
+    ## Why is this bad?
+    `User.objects.get_or_create(email="Bob@Example.com")` looks for the mixed-case value, finds
+    nothing, and creates a row that `save()` lowercases — which then collides with the existing
+    `bob@example.com` on the unique index (`IntegrityError`), or creates a second account.
+
+    ## Example
+    ```python
+    class User(models.Model):
+        email = models.EmailField(unique=True)
+
+        def save(self, *args, **kwargs):
+            self.email = self.email.lower()
+            super().save(*args, **kwargs)
+
+    def invite(email):
+        user, created = User.objects.get_or_create(email=email)
+    ```
+
+    ## Use instead
+    Apply the model's normalization before the lookup (one normalizer, called at the boundary),
+    or make the lookup case-insensitive (`email__iexact`, a CITEXT column):
+    ```python
+    def invite(email):
+        user, created = User.objects.get_or_create(email=normalize_email(email))
+    ```
+
+    ## Known problems
+    The rewriting must be visible in the analyzed module (the model defined in the same file
+    or, with the project index, in an imported module). `QuerySet.update()` and
+    `bulk_create()` bypass `save()` and are not treated as rewritten.
+    """
+
+    CODE = "KD107"
+    NAME = "key-rewritten-on-save"
+    SUMMARY = "lookup passes a raw key the model rewrites when saving"
+
+    def check(self, facts: object) -> Iterator[RawFinding]:
+        for m in select(facts, "rewritten"):
+            yield finding(self.CODE, m, (
+                f"{target(m.write)} is rewritten by {m.write.rewritten_by} ({differing_steps(m)}) "
+                f"when stored, but looked up by {short(m.read.value.text)} (line {read_line()}); "
+                f"the lookup will miss the stored row"))
