@@ -28,6 +28,11 @@ DATABASE_VOCABULARY = re.compile(
     r"|\bsession\b|\b(?:insert|select|update|delete)\s*\(|\.save\s*\(|\.where\s*\("
     r"|\.query\s*\(|\.merge\s*\(|\.add\s*\("
 )
+# Vocabulary of normalization and schema declarations: files with it may hold a normalizer
+# (KD2/KD4) or a uniqueness constraint (KD3) even without database calls.
+NORMALIZER_VOCABULARY = re.compile(
+    r"normali[sz]|canonical|urlsplit|urlparse|unique|primary_key|UNIQUE|slugify|idna"
+)
 
 PARSE_ERROR = "KD900"
 ANALYSIS_ERROR = "KD901"
@@ -62,12 +67,13 @@ def check_source(source: Union[str, bytes], path: str, config: Optional[Config] 
         return [_file_error(PARSE_ERROR, path, str(exc))]
     if "\x00" in text:
         return [_file_error(PARSE_ERROR, path, "cannot parse the file: it contains NUL bytes")]
-    if not DATABASE_VOCABULARY.search(text):
+    has_database = DATABASE_VOCABULARY.search(text) is not None
+    if not has_database and not NORMALIZER_VOCABULARY.search(text) and not _mentions_normalizer(text, config):
         return []
     old_limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old_limit, _RECURSION_LIMIT))
     try:
-        return _check_text(text, path, config)
+        return _check_text(text, path, config, has_database)
     except RecursionError:
         return [_file_error(ANALYSIS_ERROR, path, "could not analyze the file: it is nested too deeply")]
     except cst.ParserSyntaxError as exc:
@@ -78,10 +84,14 @@ def check_source(source: Union[str, bytes], path: str, config: Optional[Config] 
         sys.setrecursionlimit(old_limit)
 
 
-def _check_text(text: str, path: str, config: Config) -> List[Finding]:
+def _mentions_normalizer(text: str, config: Config) -> bool:
+    return any(name.rsplit(".", 1)[-1] in text for name in config.normalizers)
+
+
+def _check_text(text: str, path: str, config: Config, has_database: bool) -> List[Finding]:
     module = cst.parse_module(text)
     raw: List[RawFinding] = []
-    facts = analyze_module(module, path, config)
+    facts = analyze_module(module, path, config, key_flow=has_database)
     for rule in ALL_RULES:
         if rule_selected(rule.CODE, config):
             raw.extend(rule().check(facts))

@@ -100,6 +100,12 @@ class ModuleInfo:
 
 @dataclass
 class ModuleFacts:
+    """Everything the rules read about one module."""
+
+    module: cst.Module
+    path: str
+    config: Config
+    info: ModuleInfo
     accesses: List[KeyAccess] = field(default_factory=list)
     mismatches: List[Mismatch] = field(default_factory=list)
 
@@ -465,9 +471,11 @@ def _primary_key_field(cls: cst.ClassDef) -> str:
     return ""
 
 
-def analyze_module(module: cst.Module, path: str, config: Config) -> ModuleFacts:
+def analyze_module(module: cst.Module, path: str, config: Config, key_flow: bool = True) -> ModuleFacts:
     info = module_info(module)
-    facts = ModuleFacts()
+    facts = ModuleFacts(module, path, config, info)
+    if not key_flow:
+        return facts
     units: List[Tuple[str, Sequence[cst.CSTNode]]] = [("<module>", module.body)]
     units += [(name, [node.body]) for name, node in _functions(module.body, "")]
     for name, body in units:
