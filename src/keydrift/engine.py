@@ -16,7 +16,8 @@ from typing import List, Optional, Sequence, Union
 import libcst as cst
 
 from keydrift.analysis.facts import RawFinding
-from keydrift.analysis.keyflow import analyze_module
+from keydrift.analysis.keyflow import ModuleFacts
+from keydrift.analysis.module import analyze
 from keydrift.analysis.positions import resolve_positions
 from keydrift.rules import ALL_RULES, rule_selected
 from keydrift.types import Config, Finding
@@ -77,7 +78,8 @@ def check_source(source: Union[str, bytes], path: str, config: Optional[Config] 
     except RecursionError:
         return [_file_error(ANALYSIS_ERROR, path, "could not analyze the file: it is nested too deeply")]
     except cst.ParserSyntaxError as exc:
-        return [_file_error(PARSE_ERROR, path, f"cannot parse the file: {_one_line(exc)}")]
+        line = max(1, int(getattr(exc, "raw_line", 1) or 1))
+        return [_file_error(PARSE_ERROR, path, f"cannot parse the file: {_one_line(exc)}", line)]
     except Exception as exc:  # noqa: BLE001 - a bug in keydrift must not stop the run
         return [_file_error(ANALYSIS_ERROR, path, f"internal error while analyzing: {type(exc).__name__}: {exc}")]
     finally:
@@ -91,7 +93,8 @@ def _mentions_normalizer(text: str, config: Config) -> bool:
 def _check_text(text: str, path: str, config: Config, has_database: bool) -> List[Finding]:
     module = cst.parse_module(text)
     raw: List[RawFinding] = []
-    facts = analyze_module(module, path, config, key_flow=has_database)
+    analysis = analyze(module, path, config)
+    facts = analysis.facts() if has_database else ModuleFacts(module, path, config, analysis.info)
     for rule in ALL_RULES:
         if rule_selected(rule.CODE, config):
             raw.extend(rule().check(facts))
@@ -101,8 +104,8 @@ def _check_text(text: str, path: str, config: Config, has_database: bool) -> Lis
     return sorted(set(findings), key=Finding.sort_key)
 
 
-def _file_error(code: str, path: str, message: str) -> Finding:
-    return Finding(code=code, message=message, path=path, line=1, col=0, end_line=1,
+def _file_error(code: str, path: str, message: str, line: int = 1) -> Finding:
+    return Finding(code=code, message=f"{code} {message}", path=path, line=line, col=0, end_line=line,
                    fingerprint=(code, message))
 
 

@@ -76,6 +76,11 @@ class KeyAccess:
     function: str = ""  # enclosing function's qualified name
     assigned_at: Optional[cst.CSTNode] = None  # obj.field = v, for writes through save()
     rewritten_by: str = ""  # "User.save()" when the model rewrites the key as it is stored
+    # For an access made inside a called function: the calls it went through, outermost first,
+    # as (what, where) pairs: ("save_result()", "app/repo.py:40"); where is "" in this module.
+    trace: Tuple[Tuple[str, str], ...] = ()
+    # the access inside a function of this module, when imported from its summary
+    inner_node: Optional[cst.CSTNode] = field(default=None, compare=False, hash=False, repr=False)
 
 
 @dataclass(frozen=True)

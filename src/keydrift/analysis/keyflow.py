@@ -113,10 +113,13 @@ class ModuleFacts:
 class FunctionWalker(Context):
     """Walks one function body (or the module's top level) and collects its key accesses."""
 
-    def __init__(self, module: ModuleInfo, function: str, config: Config) -> None:
+    def __init__(self, module: ModuleInfo, function: str, config: Config, analysis: object = None) -> None:
         self.module = module
         self.function = function
         self.config = config
+        self.analysis = analysis  # the ModuleAnalysis that resolves calls to summaries
+        self.class_name = ""
+        self.returns: List[Value] = []
         self.state = State()
         self.accesses: List[KeyAccess] = []
         self.consumed: Set[int] = set()
@@ -127,7 +130,16 @@ class FunctionWalker(Context):
 
     def evaluator(self) -> Evaluator:
         fields = {name: rec.fields for name, rec in self.state.records.items()}
-        return Evaluator(self.state.values, fields, self.config.normalizers)
+        return Evaluator(self.state.values, fields, self.config.normalizers, self._returned_value)
+
+    def _returned_value(self, call: cst.Call, text: str) -> Optional[Value]:
+        """What a call to a summarized function returns, in terms of its arguments."""
+        if self.analysis is None:
+            return None
+        resolved = self.analysis.resolve(call, self)  # type: ignore[attr-defined]
+        if resolved is None:
+            return None
+        return self.analysis.returned_value(call, resolved, self, text)  # type: ignore[attr-defined]
 
     def eval(self, node: cst.BaseExpression) -> Value:
         return self.evaluator().eval(node)
@@ -277,6 +289,8 @@ class FunctionWalker(Context):
             for child in node.children:
                 if isinstance(child, cst.BaseExpression):
                     self.scan(child)
+            if isinstance(node, cst.Return) and node.value is not None:
+                self.returns.append(self.eval(node.value))
 
     def assign(self, target: cst.BaseExpression, value: cst.BaseExpression, statement: cst.CSTNode) -> None:
         if isinstance(target, cst.Name):
@@ -285,7 +299,7 @@ class FunctionWalker(Context):
             names = [e.value for e in target.elements]
             for element in names:
                 self.forget_target(element)
-            chain = self.chains.get(id(_unwrap(value)))
+            chain = self.record_source(value)
             if chain is not None and chain.single_record and names and isinstance(names[0], cst.Name):
                 self.state.records[names[0].value] = Record(chain.entity, {k.field: k.value for k in chain.lookups})
         elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
@@ -297,13 +311,31 @@ class FunctionWalker(Context):
         self.state.values[name] = evaluated
         self.state.bound[name] = value
         inner = _unwrap(value)
-        chain = self.chains.get(id(inner))
+        chain = self.record_source(value)
         if chain is not None and chain.single_record and chain.entity:
             self.state.records[name] = Record(chain.entity, {k.field: k.value for k in chain.lookups})
             self.state.values.pop(name, None)
         elif isinstance(inner, cst.Call) and constructed_instances(inner):
             entity = last_name(inner.func)
             self.state.instances[name] = Instance(entity, {k: self.eval(v) for k, v in keyword_args(inner)})
+
+    def record_source(self, value: cst.BaseExpression) -> Optional[ChainInfo]:
+        """The read chain a single record comes from: ``M.objects.get(...)``, or
+        ``session.scalars(select(M).where(...)).first()`` / ``session.execute(stmt).scalar_one()``."""
+        inner = _unwrap(value)
+        chain = self.chains.get(id(inner))
+        if chain is not None or not isinstance(inner, cst.Call):
+            return chain
+        func = inner.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in django.SINGLE_RECORD_METHODS):
+            return None
+        receiver = _unwrap(func.value)
+        if isinstance(receiver, cst.Call) and receiver.args:
+            statement = _unwrap(self.resolve(receiver.args[0].value))
+            found = self.chains.get(id(statement))
+            if found is not None and found.lookups:
+                return ChainInfo(found.entity, found.lookups, single_record=True)
+        return None
 
     def assign_field(self, owner: str, field_name: str, value: cst.BaseExpression, statement: cst.CSTNode) -> None:
         evaluated = self.eval(value)
@@ -333,6 +365,7 @@ class FunctionWalker(Context):
                 self.consumed |= info.calls
                 self.chains[id(node)] = info
             else:
+                self.call_summary(node)
                 self.persist(node)
         if isinstance(node, _COMPREHENSIONS):
             with self._comprehension_scope(node):
@@ -341,6 +374,15 @@ class FunctionWalker(Context):
             return
         for child in node.children:
             self.scan(child)
+
+    def call_summary(self, call: cst.Call) -> None:
+        """A call to a summarized function makes the accesses the function makes."""
+        if self.analysis is None:
+            return
+        resolved = self.analysis.resolve(call, self)  # type: ignore[attr-defined]
+        if resolved is not None and resolved.summary.accesses:
+            imported = self.analysis.import_accesses(call, resolved, self, next(self.call_ids))  # type: ignore[attr-defined]
+            self.accesses.extend(imported)
 
     def persist(self, call: cst.Call) -> None:
         """``obj.save()``, ``session.add(obj)``, ``session.commit()``: pending key changes are written."""
@@ -424,18 +466,6 @@ def _unwrap(node: cst.BaseExpression) -> cst.BaseExpression:
 
 # -- module ---------------------------------------------------------------------------------
 
-def _functions(body: Sequence[cst.CSTNode], prefix: str) -> Iterator[Tuple[str, cst.FunctionDef]]:
-    for node in body:
-        if isinstance(node, cst.FunctionDef):
-            name = f"{prefix}{node.name.value}"
-            yield name, node
-            yield from _functions(_block(node.body), f"{name}.")
-        elif isinstance(node, cst.ClassDef):
-            yield from _functions(_block(node.body), f"{prefix}{node.name.value}.")
-        elif isinstance(node, (cst.If, cst.Try, cst.With, cst.For, cst.While)):
-            yield from _functions(_block(node.body), prefix)
-
-
 def _block(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
     return body.body if isinstance(body, cst.IndentedBlock) else ()
 
@@ -469,22 +499,3 @@ def _primary_key_field(cls: cst.ClassDef) -> str:
                     if name == "primary_key" and isinstance(arg, cst.Name) and arg.value == "True":
                         return target.value
     return ""
-
-
-def analyze_module(module: cst.Module, path: str, config: Config, key_flow: bool = True) -> ModuleFacts:
-    info = module_info(module)
-    facts = ModuleFacts(module, path, config, info)
-    if not key_flow:
-        return facts
-    units: List[Tuple[str, Sequence[cst.CSTNode]]] = [("<module>", module.body)]
-    units += [(name, [node.body]) for name, node in _functions(module.body, "")]
-    for name, body in units:
-        walker = FunctionWalker(info, name, config)
-        for item in body:
-            if isinstance(item, cst.BaseSuite):
-                walker.walk_suite(item)
-            else:
-                walker.statement(item)
-        facts.accesses.extend(walker.accesses)
-        facts.mismatches.extend(pairing.mismatches(walker.accesses))
-    return facts

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterable, List, Optional, Sequence
+from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
 import libcst as cst
 
@@ -89,10 +89,13 @@ class Evaluator:
     """
 
     def __init__(self, values: Dict[str, Value], record_fields: Dict[str, Dict[str, Value]],
-                 normalizers: Iterable[str] = ()) -> None:
+                 normalizers: Iterable[str] = (),
+                 call_hook: Optional[Callable[[cst.Call, str], Optional[Value]]] = None) -> None:
         self.values = values
         self.record_fields = record_fields
         self.normalizers = frozenset(n.rsplit(".", 1)[-1] for n in normalizers)
+        # what a call returns when the callee's summary is known
+        self.call_hook = call_hook
 
     def eval(self, node: cst.BaseExpression) -> Value:
         handler = _HANDLERS.get(type(node))
@@ -134,6 +137,10 @@ class Evaluator:
 
     def _call(self, node: cst.Call) -> Value:
         text = code(node)
+        if self.call_hook is not None:
+            summarized = self.call_hook(node, text)
+            if summarized is not None:
+                return summarized
         func = node.func
         if isinstance(func, cst.Attribute):
             return self._method_call(node, func, text)
@@ -149,14 +156,14 @@ class Evaluator:
             return self._function_call(node, qualified, text)
         method = func.attr.value
         receiver = self.eval(func.value)
-        if receiver.result_of:
-            return _rederive(receiver, text, f"{receiver.result_of}.{method}()")
         if receiver.origins:
             step = self._string_method_step(node, method)
             if step is not None:
-                return receiver.then(step, text)
+                return Value(receiver.origins, receiver.steps + (step,), text)
             if method in transforms.NEUTRAL_METHODS or _is_plain_encode(node, method):
                 return Value(receiver.origins, receiver.steps, text)
+        if receiver.result_of:
+            return _rederive(receiver, text, f"{receiver.result_of}.{method}()")
         if method == "format" and _string_literal(func.value) is not None:
             carried = merge_arguments(self._args(node), text)
             return carried.then(Step(FORMAT, "str.format()"), text) if carried else constant(text)

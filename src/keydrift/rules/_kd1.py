@@ -32,16 +32,38 @@ def differing_steps(m: Mismatch) -> str:
     return steps_text(write[common:] or read[common:])
 
 
+def _path(access: KeyAccess, index: int) -> str:
+    """`` via save_result() (line 40)`` for an access made inside called functions."""
+    if not access.trace:
+        return ""
+    steps = []
+    for position, (what, where) in enumerate(access.trace):
+        if where:
+            steps.append(f"{what} ({where})")
+        elif position == 0 and access.inner_node is not None:
+            steps.append(f"{what} (line {line_ref(index)})")
+        else:
+            steps.append(what)
+    verb = "read" if access.kind == "read" else "written"
+    return f" [{verb} via {' -> '.join(steps)}]"
+
+
 def finding(code: str, m: Mismatch, message: str) -> RawFinding:
-    related = ((m.read.node, f"read by {short(m.read.value.text)}"),
-               (m.write.node, f"written with {short(m.write.value.text)}"))
+    related = [(m.read.node, f"read by {short(m.read.value.text)}"),
+               (m.write.node, f"written with {short(m.write.value.text)}")]
+    suffix = ""
+    for access in (m.read, m.write):
+        if access.trace:
+            suffix += _path(access, len(related))
+            if access.inner_node is not None:
+                related.append((access.inner_node, f"{access.kind} inside {access.trace[0][0]}"))
     if m.write.assigned_at is not None:
-        related += ((m.write.assigned_at, "key field reassigned"),)
+        related.append((m.write.assigned_at, "key field reassigned"))
     return RawFinding(
         code=code,
-        message=f"{code} {message}",
+        message=f"{code} {message}{suffix}",
         node=m.write.node,
-        related=related,
+        related=tuple(related),
         fingerprint=(code, m.write.entity, m.write.field, differing_steps(m), m.write.function),
     )
 

@@ -1,0 +1,265 @@
+"""One module's analysis: its functions, their summaries, and calls resolved to summaries —
+in this module, or through imports in the project index."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from keydrift.analysis import pairing
+from keydrift.analysis.facts import KeyAccess, Value
+from keydrift.analysis.keyflow import FunctionWalker, ModuleFacts, module_info
+from keydrift.analysis.summaries import FunctionSummary, summarize_access, summarize_return
+from keydrift.analysis.values import dotted_name, last_name
+from keydrift.types import Config
+
+STATIC_DECORATORS = frozenset({"staticmethod"})
+
+
+@dataclass(frozen=True)
+class FunctionUnit:
+    name: str  # qualified inside the module: "save_result", "Repo.save"
+    node: cst.FunctionDef
+    class_name: str
+    params: Tuple[str, ...]  # what callers pass (self/cls dropped)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    summary: FunctionSummary
+    label: str  # "save_result()" / "repo.save_result()"
+    local: bool  # defined in this module (positions available)
+
+
+def _block(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
+    return body.body if isinstance(body, cst.IndentedBlock) else ()
+
+
+def _params(node: cst.FunctionDef, in_class: bool) -> Tuple[str, ...]:
+    names = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
+    names += [p.name.value for p in node.params.kwonly_params]
+    static = any(last_name(d.decorator) in STATIC_DECORATORS for d in node.decorators)
+    if in_class and not static and names:
+        names = names[1:]
+    return tuple(names)
+
+
+def function_units(body: Sequence[cst.CSTNode], prefix: str = "", class_name: str = "") -> Iterator[FunctionUnit]:
+    for node in body:
+        if isinstance(node, cst.FunctionDef):
+            name = f"{prefix}{node.name.value}"
+            yield FunctionUnit(name, node, class_name, _params(node, bool(class_name)))
+            yield from function_units(_block(node.body), f"{name}.", "")
+        elif isinstance(node, cst.ClassDef):
+            yield from function_units(_block(node.body), f"{prefix}{node.name.value}.", node.name.value)
+        elif isinstance(node, (cst.If, cst.Try, cst.With)):
+            yield from function_units(_block(node.body), prefix, class_name)
+
+
+def import_map(module: cst.Module, module_name: str, is_package: bool) -> Dict[str, Tuple[str, str]]:
+    """Local name -> (module, symbol); symbol "" when the name is a module."""
+    imports: Dict[str, Tuple[str, str]] = {}
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Import):
+                for alias in small.names:
+                    full = dotted_name(alias.name)
+                    if alias.asname is not None:
+                        imports[last_name(alias.asname.name)] = (full, "")
+                    else:
+                        imports[full] = (full, "")
+            elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                base = _absolute(small, module_name, is_package)
+                if base is None:
+                    continue
+                for alias in small.names:
+                    symbol = dotted_name(alias.name)
+                    local = last_name(alias.asname.name) if alias.asname is not None else symbol
+                    imports[local] = (base, symbol)
+    return imports
+
+
+def _absolute(node: cst.ImportFrom, module_name: str, is_package: bool) -> Optional[str]:
+    target = dotted_name(node.module) if node.module is not None else ""
+    level = len(node.relative)
+    if level == 0:
+        return target
+    parts = module_name.split(".") if module_name else []
+    if not is_package:
+        parts = parts[:-1]
+    if level - 1 > len(parts):
+        return None
+    base = parts[: len(parts) - (level - 1)]
+    return ".".join(base + ([target] if target else []))
+
+
+class ModuleAnalysis:
+    """Walks every function of a module once; summaries are computed on demand, so a caller
+    sees its callees' summaries wherever they are defined."""
+
+    def __init__(self, module: cst.Module, path: str, config: Config, project: object = None,
+                 module_name: str = "", is_package: bool = False) -> None:
+        self.module = module
+        self.path = path
+        self.config = config
+        self.project = project
+        self.module_name = module_name
+        self.info = module_info(module)
+        self.units = {u.name: u for u in function_units(module.body)}
+        self.classes = {n.name.value for n in module.body if isinstance(n, cst.ClassDef)}
+        self.imports = import_map(module, module_name, is_package)
+        self.walkers: Dict[str, FunctionWalker] = {}
+        self.summaries: Dict[str, Optional[FunctionSummary]] = {}
+        self.in_progress: Set[str] = set()
+
+    # -- walking and summaries --------------------------------------------------------------
+
+    def walker(self, name: str) -> FunctionWalker:
+        if name not in self.walkers:
+            walker = FunctionWalker(self.info, name, self.config, self)
+            if name == "<module>":
+                walker.walk(self.module.body)
+            else:
+                unit = self.units[name]
+                walker.class_name = unit.class_name
+                walker.walk_suite(unit.node.body)
+            self.walkers[name] = walker
+        return self.walkers[name]
+
+    def summary(self, name: str) -> Optional[FunctionSummary]:
+        if name in self.summaries:
+            return self.summaries[name]
+        if name in self.in_progress or name not in self.units:
+            return None  # recursion: the summary is being computed
+        self.in_progress.add(name)
+        try:
+            unit = self.units[name]
+            walker = self.walker(name)
+            accesses = tuple(filter(None, (summarize_access(a, unit.params, ()) for a in walker.accesses)))
+            summary = FunctionSummary(name, unit.params, accesses, summarize_return(walker.returns, unit.params))
+        finally:
+            self.in_progress.discard(name)
+        self.summaries[name] = summary
+        return summary
+
+    def facts(self) -> ModuleFacts:
+        facts = ModuleFacts(self.module, self.path, self.config, self.info)
+        for name in ["<module>", *self.units]:
+            walker = self.walker(name)
+            facts.accesses.extend(walker.accesses)
+            facts.mismatches.extend(pairing.mismatches(walker.accesses))
+        return facts
+
+    # -- call resolution --------------------------------------------------------------------
+
+    def resolve(self, call: cst.Call, walker: FunctionWalker) -> Optional[Resolved]:
+        func = call.func
+        if isinstance(func, cst.Name):
+            return self._by_name(func.value, "", f"{func.value}()")
+        if not isinstance(func, cst.Attribute):
+            return None
+        method = func.attr.value
+        owner = func.value
+        label = f"{dotted_name(func) or method}()"
+        if isinstance(owner, cst.Name):
+            if owner.value in ("self", "cls") and walker.class_name:
+                return self._local(f"{walker.class_name}.{method}", label)
+            class_name = self._class_of_variable(owner.value, walker)
+            if class_name:
+                return self._by_name(class_name, method, label)
+            if owner.value in self.classes or owner.value in self.imports:
+                return self._by_name(owner.value, method, label)
+        dotted = dotted_name(owner)
+        if dotted in self.imports and not self.imports[dotted][1]:
+            return self._external(self.imports[dotted][0], method, label)
+        return None
+
+    def _class_of_variable(self, name: str, walker: FunctionWalker) -> str:
+        bound = walker.state.bound.get(name)
+        if isinstance(bound, cst.Call) and isinstance(bound.func, cst.Name):
+            cls = bound.func.value
+            if cls in self.classes or cls in self.imports:
+                return cls
+        return ""
+
+    def _by_name(self, name: str, member: str, label: str) -> Optional[Resolved]:
+        qualified = f"{name}.{member}" if member else name
+        if qualified in self.units:
+            return self._local(qualified, label)
+        if name in self.imports:
+            module, symbol = self.imports[name]
+            if not symbol:
+                return self._external(module, member, label) if member else None
+            return self._external(module, f"{symbol}.{member}" if member else symbol, label)
+        return None
+
+    def _local(self, qualified: str, label: str) -> Optional[Resolved]:
+        summary = self.summary(qualified)
+        return Resolved(summary, label, True) if summary is not None else None
+
+    def _external(self, module: str, qualified: str, label: str) -> Optional[Resolved]:
+        if self.project is None or not qualified:
+            return None
+        summary = self.project.summary(module, qualified)  # type: ignore[attr-defined]
+        return Resolved(summary, label, False) if summary is not None else None
+
+    # -- importing a summary at a call site -------------------------------------------------
+
+    def import_accesses(self, call: cst.Call, resolved: Resolved, walker: FunctionWalker,
+                        call_id: int) -> List[KeyAccess]:
+        arguments = _arguments(call, resolved.summary.params)
+        imported = []
+        for access in resolved.summary.accesses:
+            arg = arguments.get(access.param)
+            if arg is None:
+                continue
+            value = walker.eval(arg)
+            if not value.origins:
+                continue
+            if access.suffix:
+                if value.steps:
+                    continue
+                value = Value(frozenset(o + access.suffix for o in value.origins), (), value.text + access.suffix)
+            else:
+                value = Value(value.origins, value.steps + access.steps, value.text)
+            imported.append(KeyAccess(
+                access.kind, access.entity, access.field, value, call, access.role, call_id,
+                access.absorbs | self.info.field_absorbs.get((access.entity, access.field), frozenset()),
+                access.via, walker.function, None, access.rewritten_by,
+                ((resolved.label, "" if resolved.local else access.where),) + access.trace,
+                access.node if resolved.local else None))
+        return imported
+
+    def returned_value(self, call: cst.Call, resolved: Resolved, walker: FunctionWalker, text: str) -> Optional[Value]:
+        returns = resolved.summary.returns
+        if returns is None:
+            return None
+        arg = _arguments(call, resolved.summary.params).get(returns.param)
+        if arg is None:
+            return None
+        value = walker.eval(arg)
+        result_of = text if returns.is_result else ""
+        return Value(value.origins, value.steps + returns.steps, text, result_of)
+
+
+def _arguments(call: cst.Call, params: Tuple[str, ...]) -> Dict[int, cst.BaseExpression]:
+    out: Dict[int, cst.BaseExpression] = {}
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            return out if arg.keyword is None and position == 0 else out
+        if arg.keyword is None:
+            out[position] = arg.value
+            position += 1
+        elif arg.keyword.value in params:
+            out[params.index(arg.keyword.value)] = arg.value
+    return out
+
+
+def analyze(module: cst.Module, path: str, config: Config, project: object = None,
+            module_name: str = "", is_package: bool = False) -> ModuleAnalysis:
+    return ModuleAnalysis(module, path, config, project, module_name, is_package)

@@ -1,0 +1,131 @@
+"""Function summaries: what a function does with its parameters, in terms a caller can reuse.
+
+A summary lists the key accesses whose value comes from a parameter (with the steps the
+function applies on the way) and what the function returns in terms of its parameters. Callers
+import the accesses at the call site, so a read in the caller and a write in the helper pair up.
+Summaries are plain data (no syntax nodes) so the project index can cache them on disk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, FrozenSet, List, Optional, Tuple
+
+import libcst as cst
+
+from keydrift.analysis.facts import KeyAccess, Step, Value
+
+Trace = Tuple[Tuple[str, str], ...]  # ((what, where), ...): "save_result()", "app/repo.py:40"
+
+
+@dataclass(frozen=True)
+class SummaryAccess:
+    kind: str
+    entity: str
+    field: str
+    role: str
+    param: int  # index into FunctionSummary.params
+    suffix: str  # ".url" when the key is an attribute of the parameter
+    steps: Tuple[Step, ...]
+    absorbs: FrozenSet[str]
+    rewritten_by: str
+    via: str
+    trace: Trace
+    where: str = ""  # "app/repo.py:40", filled when the summary leaves its module
+    # the access node, for positions inside the module that owns it; never serialized
+    node: Optional[cst.CSTNode] = field(default=None, compare=False, hash=False, repr=False)
+
+
+@dataclass(frozen=True)
+class ReturnSummary:
+    param: int
+    steps: Tuple[Step, ...]
+    is_result: bool  # the function returns an object derived from the parameter (a response)
+
+
+@dataclass(frozen=True)
+class FunctionSummary:
+    name: str
+    params: Tuple[str, ...]  # parameters a caller passes, without self/cls
+    accesses: Tuple[SummaryAccess, ...] = ()
+    returns: Optional[ReturnSummary] = None
+
+    def param_index(self, name: str) -> int:
+        return self.params.index(name) if name in self.params else -1
+
+
+def parameter_of(value: Value, params: Tuple[str, ...]) -> Optional[Tuple[int, str]]:
+    """Which parameter a value comes from: (index, attribute suffix)."""
+    for index, name in enumerate(params):
+        for origin in value.origins:
+            if origin == name:
+                return index, ""
+            if origin.startswith(name + ".") and "(" not in origin:
+                return index, origin[len(name):]
+    return None
+
+
+def summarize_access(access: KeyAccess, params: Tuple[str, ...], trace: Trace) -> Optional[SummaryAccess]:
+    found = parameter_of(access.value, params)
+    if found is None:
+        return None
+    index, suffix = found
+    if suffix and access.value.steps:
+        return None
+    return SummaryAccess(access.kind, access.entity, access.field, access.role, index, suffix,
+                         access.value.steps, access.absorbs, access.rewritten_by, access.via,
+                         trace + access.trace, node=access.node)
+
+
+def summarize_return(values: List[Value], params: Tuple[str, ...]) -> Optional[ReturnSummary]:
+    best: Optional[ReturnSummary] = None
+    for value in values:
+        found = parameter_of(value, params)
+        if found is None or found[1]:
+            continue
+        candidate = ReturnSummary(found[0], value.steps, bool(value.result_of))
+        if best is None or len(candidate.steps) > len(best.steps):
+            best = candidate
+    return best
+
+
+# -- serialization (the project index caches summaries as JSON) -----------------------------
+
+def _steps_json(steps: Tuple[Step, ...]) -> List[List[str]]:
+    return [[s.kind, s.label] for s in steps]
+
+
+def _steps_from(data: List[List[str]]) -> Tuple[Step, ...]:
+    return tuple(Step(str(k), str(l)) for k, l in data)
+
+
+def to_json(summary: FunctionSummary) -> Dict[str, Any]:
+    return {
+        "name": summary.name,
+        "params": list(summary.params),
+        "accesses": [{
+            "kind": a.kind, "entity": a.entity, "field": a.field, "role": a.role, "param": a.param,
+            "suffix": a.suffix, "steps": _steps_json(a.steps), "absorbs": sorted(a.absorbs),
+            "rewritten_by": a.rewritten_by, "via": a.via, "trace": [list(t) for t in a.trace],
+            "where": a.where,
+        } for a in summary.accesses],
+        "returns": None if summary.returns is None else {
+            "param": summary.returns.param, "steps": _steps_json(summary.returns.steps),
+            "is_result": summary.returns.is_result,
+        },
+    }
+
+
+def from_json(data: Dict[str, Any]) -> FunctionSummary:
+    returns = data.get("returns")
+    return FunctionSummary(
+        name=str(data["name"]),
+        params=tuple(str(p) for p in data["params"]),
+        accesses=tuple(SummaryAccess(
+            str(a["kind"]), str(a["entity"]), str(a["field"]), str(a["role"]), int(a["param"]),
+            str(a["suffix"]), _steps_from(a["steps"]), frozenset(a["absorbs"]), str(a["rewritten_by"]),
+            str(a["via"]), tuple((str(w), str(p)) for w, p in a["trace"]), str(a["where"]),
+        ) for a in data["accesses"]),
+        returns=None if returns is None else ReturnSummary(
+            int(returns["param"]), _steps_from(returns["steps"]), bool(returns["is_result"])),
+    )

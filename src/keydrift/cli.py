@@ -1,0 +1,283 @@
+"""The ``keydrift`` command: ``check``, ``rules``, ``explain``.
+
+Exit status: 0 no findings, 1 findings, 2 a usage or configuration error. A file that cannot
+be read or parsed is reported as a KD900 finding and the run goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import stat
+import sys
+from typing import Iterator, List, Optional, Sequence, Tuple
+
+from keydrift import __version__
+from keydrift.config import (
+    ConfigError, finding_allowed, is_excluded, load_config, load_config_file, parse_code_list,
+    with_overrides,
+)
+from keydrift.engine import PARSE_ERROR, check_source
+from keydrift.noqa import apply_noqa
+from keydrift.output import FORMATTERS
+from keydrift.rules import ALL_RULES, find_rule
+from keydrift.types import Config, Finding
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+# Directories never walked into: tooling state, virtual environments, build output.
+# Hidden directories (.git, .tox, .venv, .keydrift_cache) and any holding a pyvenv.cfg are
+# skipped too.
+SKIPPED_DIRECTORIES = frozenset({"__pycache__", "node_modules", "venv", "build", "dist"})
+STDIN = "-"
+
+
+class UsageError(Exception):
+    """A mistake on the command line; reported as one line, exit status 2."""
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    _tolerate_unencodable_output()
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, argparse's own usage errors
+        return exc.code if isinstance(exc.code, int) else 2
+    try:
+        return args.handler(args)
+    except (ConfigError, UsageError) as exc:
+        print(f"keydrift: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `keydrift check | head`: the reader left, nothing to report
+        _silence_stdout()
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="keydrift",
+        description="Find code that reads a record by one key and writes it by another.")
+    parser.add_argument("--version", action="version", version=f"keydrift {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+
+    check = commands.add_parser("check", help="analyze files and directories")
+    check.add_argument("paths", nargs="*", default=["."], metavar="PATH",
+                       help="files or directories to check ('-' reads standard input); default '.'")
+    check.add_argument("--select", metavar="CODES", help="comma-separated code prefixes to report")
+    check.add_argument("--ignore", metavar="CODES", help="comma-separated code prefixes to skip")
+    check.add_argument("--format", choices=sorted(FORMATTERS), default="text")
+    check.add_argument("--output", metavar="FILE", help="write the report to FILE")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    check.add_argument("--config", metavar="FILE", help="the pyproject.toml to use")
+    check.add_argument("--stdin-filename", metavar="NAME",
+                       help="the name of the file read from '-', for output and configuration")
+    check.add_argument("--quiet", "-q", action="store_true", help="print findings only")
+    check.set_defaults(handler=run_check)
+
+    rules = commands.add_parser("rules", help="list the rules")
+    rules.set_defaults(handler=run_rules)
+
+    explain = commands.add_parser("explain", help="show a rule's documentation")
+    explain.add_argument("code", metavar="CODE")
+    explain.set_defaults(handler=run_explain)
+    return parser
+
+
+# --- check --------------------------------------------------------------------------------
+
+def run_check(args: argparse.Namespace) -> int:
+    config = _run_config(args)
+    files, missing = collect_files(args.paths, config)
+    for path in missing:
+        print(f"keydrift: error: {path}: no such file or directory", file=sys.stderr)
+    findings: List[Finding] = []
+    for path in files:
+        if path == STDIN:
+            findings.extend(_check_stdin(args))
+            continue
+        # each file is analyzed under its own project's configuration (the nearest pyproject.toml)
+        file_config = config if args.config else _with_command_line_codes(load_config(path), args)
+        if file_config is not config and is_excluded(path, file_config):
+            continue
+        findings.extend(check_file(path, file_config))
+    findings.sort(key=Finding.sort_key)
+    _write_report(FORMATTERS[args.format](findings), args.output)
+    if not args.quiet and args.format == "text":
+        print(_summary(findings, files), file=sys.stderr)
+    if missing:
+        return 2
+    return 1 if findings and not args.exit_zero else 0
+
+
+def _run_config(args: argparse.Namespace) -> Config:
+    config = load_config_file(args.config) if args.config else load_config(os.getcwd())
+    return _with_command_line_codes(config, args)
+
+
+def _with_command_line_codes(config: Config, args: argparse.Namespace) -> Config:
+    select = parse_code_list(args.select, "--select") if args.select is not None else None
+    ignore = parse_code_list(args.ignore, "--ignore") if args.ignore is not None else None
+    return with_overrides(config, select=select, ignore=ignore)
+
+
+def _check_stdin(args: argparse.Namespace) -> List[Finding]:
+    name = args.stdin_filename or STDIN
+    if args.stdin_filename and not args.config:
+        config = _with_command_line_codes(load_config(args.stdin_filename), args)
+    else:
+        config = _run_config(args)
+    return check_data(sys.stdin.buffer.read(), name, config)
+
+
+def check_file(path: str, config: Config) -> List[Finding]:
+    try:
+        data = read_source(path)
+    except OSError as exc:
+        return [_unreadable(path, exc)]
+    return check_data(data, path, config)
+
+
+def check_data(data: bytes, path: str, config: Config) -> List[Finding]:
+    findings = [f for f in check_source(data, path, config) if finding_allowed(f, config)]
+    return apply_noqa(findings, data)
+
+
+def read_source(path: str) -> bytes:
+    # A FIFO or device named *.py would block or never end: only regular files are read.
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise OSError("not a regular file")
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def _unreadable(path: str, exc: OSError) -> Finding:
+    reason = exc.strerror or str(exc)
+    if os.path.islink(path) and not os.path.exists(path):
+        reason = "broken symbolic link"
+    message = f"{PARSE_ERROR} cannot read the file: {reason}"
+    return Finding(code=PARSE_ERROR, message=message, path=path, line=1, col=0, end_line=1,
+                   fingerprint=(PARSE_ERROR, "cannot read the file"))
+
+
+def _write_report(report: str, output: Optional[str]) -> None:
+    if not output:
+        sys.stdout.write(report)
+        sys.stdout.flush()
+        return
+    try:
+        with open(output, "w", encoding="utf-8") as handle:
+            handle.write(report)
+    except OSError as exc:
+        raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
+
+
+def _summary(findings: Sequence[Finding], files: Sequence[str]) -> str:
+    checked = _plural(len(files), "file")
+    if not files:
+        return "keydrift: no Python files found"
+    if not findings:
+        return f"keydrift: no findings in {checked}"
+    with_findings = len({f.path for f in findings})
+    return f"keydrift: {_plural(len(findings), 'finding')} in {with_findings} of {checked}"
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+# --- finding the files ----------------------------------------------------------------------
+
+def collect_files(paths: Sequence[str], config: Config) -> Tuple[List[str], List[str]]:
+    """The files to check, each once, in a deterministic order, and the paths that do not
+    exist. Directories are walked for *.py and *.pyi; ``exclude`` applies to every path."""
+    files: List[str] = []
+    missing: List[str] = []
+    for given in paths:
+        if given == STDIN:
+            files.append(STDIN)
+        elif not os.path.lexists(given):
+            missing.append(given)
+        elif os.path.isdir(given):
+            files.extend(walk(given, config))
+        elif not is_excluded(given, config):
+            files.append(clean_path(given))
+    return _unique(files), missing
+
+
+def walk(top: str, config: Config) -> Iterator[str]:
+    if is_excluded(top, config):
+        return
+    for directory, subdirectories, names in os.walk(top, onerror=_report_walk_error):
+        subdirectories[:] = sorted(
+            d for d in subdirectories if not _skip_directory(os.path.join(directory, d), config))
+        for name in sorted(names):
+            path = clean_path(os.path.join(directory, name))
+            if name.endswith(PYTHON_SUFFIXES) and not is_excluded(path, config):
+                yield path
+
+
+def _skip_directory(path: str, config: Config) -> bool:
+    name = os.path.basename(path)
+    if name.startswith(".") or name in SKIPPED_DIRECTORIES or name.endswith(".egg-info"):
+        return True
+    return os.path.isfile(os.path.join(path, "pyvenv.cfg")) or is_excluded(path, config)
+
+
+def _report_walk_error(exc: OSError) -> None:
+    print(f"keydrift: cannot list {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+
+
+def clean_path(path: str) -> str:
+    """The path as the user would write it: ``./app/models.py`` -> ``app/models.py``."""
+    return os.path.normpath(path)
+
+
+def _unique(paths: List[str]) -> List[str]:
+    seen = set()
+    out = []
+    for path in paths:
+        key = path if path == STDIN else os.path.abspath(path)
+        if key not in seen:
+            seen.add(key)
+            out.append(path)
+    return out
+
+
+# --- rules, explain -------------------------------------------------------------------------
+
+def run_rules(args: argparse.Namespace) -> int:
+    name_width = max(len(rule.NAME) for rule in ALL_RULES)
+    for rule in ALL_RULES:
+        print(f"{rule.CODE}  {rule.NAME:<{name_width}}  {rule.SUMMARY}")
+    return 0
+
+
+def run_explain(args: argparse.Namespace) -> int:
+    rule = find_rule(args.code.strip())
+    if rule is None:
+        raise UsageError(f"unknown rule {args.code!r}; `keydrift rules` lists them")
+    sys.stdout.write(f"{rule.CODE} ({rule.NAME})\n\n{rule.documentation()}")
+    return 0
+
+
+# --- terminal plumbing ----------------------------------------------------------------------
+
+def _tolerate_unencodable_output() -> None:
+    # Messages quote source text; a terminal that cannot encode it must not crash the run.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):
+                pass
+
+
+def _silence_stdout() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

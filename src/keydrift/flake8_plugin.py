@@ -1,0 +1,69 @@
+"""flake8 plugin: ``flake8 --select KD``. A thin adapter over ``engine.check_source``.
+
+flake8 applies its own select/ignore and ``# noqa``, but its noqa only covers the reported line
+(a multi-line call is not one line to it), so the plugin also drops findings with a ``# noqa``
+on any line of the reported statement, as the CLI does, unless ``--disable-noqa``. The
+``[tool.keydrift]`` table adds its select/ignore, per-file-ignores and exclude. KD9xx findings
+are dropped: flake8 reports E999 for a file it cannot parse. Nothing may escape ``run()``: a
+plugin exception aborts the user's whole flake8 run, so failures become one message on stderr.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import sys
+from typing import Iterator, List, Sequence, Set, Tuple
+
+from keydrift import __version__
+from keydrift.config import ConfigError, finding_allowed, is_excluded, load_config
+from keydrift.engine import check_source
+from keydrift.noqa import apply_noqa
+from keydrift.output._common import full_message
+
+_STDIN_NAMES = ("stdin", "-")
+_already_said: Set[str] = set()  # one message per problem per process, not per file
+
+
+class KeydriftChecker:
+    name = "keydrift"
+    version = __version__
+    disable_noqa = False
+
+    @classmethod
+    def parse_options(cls, options: object) -> None:
+        cls.disable_noqa = bool(getattr(options, "disable_noqa", False))
+
+    def __init__(self, tree: ast.AST, filename: str, lines: Sequence[str]) -> None:
+        # ``tree`` is unused (keydrift parses with libcst) but flake8 only runs tree plugins.
+        self.filename = filename
+        self.lines = lines
+
+    def run(self) -> Iterator[Tuple[int, int, str, type]]:
+        try:
+            results = self._results()
+        except ConfigError as exc:
+            _say_once(f"keydrift: {exc}; keydrift checks are skipped")
+            return
+        except Exception as exc:  # noqa: BLE001 - see module docstring
+            _say_once(f"keydrift: internal error on {self.filename}: {type(exc).__name__}: {exc}")
+            return
+        yield from results
+
+    def _results(self) -> List[Tuple[int, int, str, type]]:
+        stdin = self.filename in _STDIN_NAMES
+        config = load_config(os.getcwd() if stdin else self.filename)
+        if not stdin and is_excluded(self.filename, config):
+            return []
+        source = "".join(self.lines)
+        findings = [f for f in check_source(source, self.filename, config)
+                    if not f.code.startswith("KD9") and finding_allowed(f, config)]
+        if not self.disable_noqa:
+            findings = apply_noqa(findings, source)
+        return [(f.line, f.col, full_message(f), type(self)) for f in findings]
+
+
+def _say_once(message: str) -> None:
+    if message not in _already_said:
+        _already_said.add(message)
+        print(message, file=sys.stderr)

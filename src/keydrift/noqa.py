@@ -1,0 +1,81 @@
+"""``# noqa`` comments, as flake8 reads them.
+
+``# noqa`` silences every finding, ``# noqa: KD101,KD102`` (or ``# noqa:KD1``) those whose
+code starts with one of the listed codes. A comment counts anywhere in the reported
+statement, from ``Finding.line`` to ``Finding.end_line``. Only real comments count: the
+source is tokenized, so ``"# noqa"`` inside a string does nothing; when the file cannot be
+tokenized (it then usually cannot be parsed either) a per-line search is the fallback.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from typing import Dict, FrozenSet, Iterable, List, Union
+
+from keydrift.engine import SourceError, decode_source
+from keydrift.types import Finding
+
+# flake8's pattern: codes are letters then digits, so ``# noqa: see issue 12`` is a bare noqa.
+NOQA = re.compile(r"# noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+
+ALL_CODES: FrozenSet[str] = frozenset({""})  # the empty prefix matches every code
+
+NoqaMap = Dict[int, FrozenSet[str]]  # line -> code prefixes silenced on it
+
+
+def noqa_lines(source: Union[str, bytes]) -> NoqaMap:
+    """The ``# noqa`` comments of a module: line number -> silenced code prefixes."""
+    text = _as_text(source)
+    try:
+        comments = list(_comments(text))
+    except (tokenize.TokenError, SyntaxError):
+        comments = list(enumerate(text.splitlines(), start=1))
+    out: NoqaMap = {}
+    for line, comment in comments:
+        codes = _parse_comment(comment)
+        if codes is not None:
+            out[line] = out.get(line, frozenset()) | codes
+    return out
+
+
+def is_suppressed(finding: Finding, noqa: NoqaMap) -> bool:
+    last = max(finding.line, finding.end_line)
+    for line in range(finding.line, last + 1):
+        codes = noqa.get(line)
+        if codes and any(finding.code.startswith(prefix) for prefix in codes):
+            return True
+    return False
+
+
+def apply_noqa(findings: Iterable[Finding], source: Union[str, bytes]) -> List[Finding]:
+    """The findings not silenced by a ``# noqa`` comment in ``source``."""
+    findings = list(findings)
+    if not findings:
+        return findings
+    noqa = noqa_lines(source)
+    return [f for f in findings if not is_suppressed(f, noqa)]
+
+
+def _as_text(source: Union[str, bytes]) -> str:
+    try:
+        return decode_source(source)
+    except SourceError:
+        # Undecodable: still look for comments in what can be read.
+        return source.decode("utf-8", errors="replace") if isinstance(source, bytes) else source
+
+
+def _comments(text: str) -> Iterable[tuple]:
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type == tokenize.COMMENT:
+            yield token.start[0], token.string
+
+
+def _parse_comment(comment: str) -> Union[FrozenSet[str], None]:
+    match = NOQA.search(comment)
+    if match is None:
+        return None
+    if not match.group("codes"):
+        return ALL_CODES
+    return frozenset(c.upper() for c in re.split(r"[,\s]+", match.group("codes")) if c)

@@ -1,0 +1,145 @@
+"""The flake8 plugin: registered and on by default, flake8's noqa, KD9xx dropped, never raises.
+
+Subprocess runs of flake8 use a stand-in engine (injected before flake8 loads the plugin) so
+they test the plugin, not the analysis; ``test_real_analysis_kd101`` needs the analysis.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from keydrift import config as kdconfig
+from keydrift import flake8_plugin
+from keydrift.flake8_plugin import KeydriftChecker
+from keydrift.types import Finding
+
+# The stand-in engine: a KD101 on each ``.create(`` line spanning the next 3 lines (the noqa
+# fixture's statement), and a KD900 the plugin must drop.
+FLAKE8_WITH_FAKE_ENGINE = textwrap.dedent("""\
+    import sys
+    import keydrift.flake8_plugin as plugin
+    from keydrift.types import Finding
+
+    def check_source(source, path, config):
+        found = [Finding("KD900", "KD900 cannot parse", path, 1, 0, 1)]
+        for number, line in enumerate(source.splitlines(), 1):
+            if ".create(" in line:
+                col = len(line) - len(line.lstrip())
+                found.append(Finding("KD101", "KD101 fake finding", path, number, col, number + 3))
+        return found
+
+    plugin.check_source = check_source
+    from flake8.main.cli import main
+    sys.exit(main(sys.argv[1:]))
+""")
+
+KD101_SNIPPET = textwrap.dedent("""\
+    def audit(urls):
+        for domain in Domain.objects.all():
+            if AuditResult.objects.filter(url=domain.url).exists():
+                continue
+            outcome = run_audit(domain.url)
+            AuditResult.objects.create(url=outcome.final_url, score=outcome.score)
+""")
+MULTILINE_NOQA = KD101_SNIPPET.replace(
+    "AuditResult.objects.create(url=outcome.final_url, score=outcome.score)",
+    "AuditResult.objects.create(\n            url=outcome.final_url,\n"
+    "            score=outcome.score,\n        )  # noqa: KD101")
+
+
+@pytest.fixture(autouse=True)
+def project(tmp_path, monkeypatch):
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    kdconfig.clear_cache()
+    flake8_plugin._already_said.clear()
+    yield tmp_path
+    kdconfig.clear_cache()
+
+
+def flake8(*args, fake_engine=True):
+    prefix = ["-c", FLAKE8_WITH_FAKE_ENGINE] if fake_engine else ["-m", "flake8"]
+    done = subprocess.run([sys.executable, *prefix, "--jobs=1", *args],
+                          capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.returncode, done.stdout
+
+
+def test_registered_on_by_default_noqa_and_syntax_errors(project):
+    (project / "audit.py").write_text(KD101_SNIPPET)
+    (project / "noqa.py").write_text(MULTILINE_NOQA)
+    (project / "broken.py").write_text("x = Model.objects.get(\n")
+    status, out = flake8("--select", "KD,E999")
+    assert status == 1
+    lines = out.splitlines()
+    assert lines[0] == "./audit.py:6:9: KD101 fake finding"
+    assert lines[1].startswith("./broken.py:") and " E999 " in lines[1]
+    assert len(lines) == 2  # noqa on the statement's last line; no KD900 anywhere
+
+    _, out = flake8("--disable-noqa", "--select", "KD", "noqa.py")
+    assert out == "noqa.py:6:9: KD101 fake finding\n"
+
+    _, out = flake8("audit.py")  # no --select: KD is on with flake8's defaults
+    assert "audit.py:6:9: KD101 fake finding" in out
+    assert "F821" in out
+
+
+def test_real_analysis_kd101(project):
+    """Needs the analysis (KD101 on the create() line); noqa on the statement's last line."""
+    (project / "audit.py").write_text(KD101_SNIPPET)
+    (project / "noqa.py").write_text(MULTILINE_NOQA)
+    status, out = flake8("--select", "KD", "audit.py", "noqa.py", fake_engine=False)
+    assert status == 1
+    assert out.startswith("audit.py:6:9: KD101 ")
+    assert "noqa.py" not in out
+
+
+# --- in-process: run() never raises ---------------------------------------------------------
+
+def checker(source, filename="app.py"):
+    return KeydriftChecker(ast.parse(source), filename, source.splitlines(keepends=True))
+
+
+def test_results_are_flake8_tuples_and_kd9_is_dropped(monkeypatch):
+    def check_source(source, path, config):
+        assert source == "x = 1\n" and path == "app.py"
+        return [Finding("KD900", "cannot parse", path, 1, 0, 1),
+                Finding("KD101", "KD101 found", path, 3, 4, 5)]
+    monkeypatch.setattr(flake8_plugin, "check_source", check_source)
+    assert list(checker("x = 1\n").run()) == [(3, 4, "KD101 found", KeydriftChecker)]
+    assert KeydriftChecker.name == "keydrift"
+
+
+def test_an_engine_exception_does_not_escape(monkeypatch, capsys):
+    def explode(source, path, config):
+        raise RuntimeError("boom")
+    monkeypatch.setattr(flake8_plugin, "check_source", explode)
+    assert list(checker("x = 1\n").run()) == []
+    assert capsys.readouterr().err == "keydrift: internal error on app.py: RuntimeError: boom\n"
+
+
+def test_a_config_error_is_said_once(project, monkeypatch, capsys):
+    (project / "pyproject.toml").write_text("[tool.keydrift]\nboundry = []\n")
+    monkeypatch.setattr(flake8_plugin, "check_source", pytest.fail)
+    assert list(checker("x = 1\n", "a.py").run()) == []
+    assert list(checker("x = 1\n", "b.py").run()) == []
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "unknown key 'boundry'" in err and "keydrift checks are skipped" in err
+
+
+def test_config_follows_the_file_or_stdin_display_name(project, monkeypatch):
+    (project / "pkg").mkdir()
+    (project / "pkg" / "pyproject.toml").write_text(
+        "[tool.keydrift]\nexclude = ['gen']\n[tool.keydrift.per-file-ignores]\n'tests/*' = ['KD1']\n")
+    monkeypatch.setattr(flake8_plugin, "check_source",
+                        lambda source, path, config: [Finding("KD101", "KD101 x", path, 1, 0, 1)])
+    assert list(checker("", "pkg/tests/t.py").run()) == []
+    assert list(checker("", "pkg/gen/g.py").run()) == []
+    assert len(list(checker("", "pkg/app.py").run())) == 1
+    assert len(list(checker("", "stdin").run())) == 1  # no display name: config from cwd
