@@ -7,12 +7,14 @@ be read or parsed is reported as a KD900 finding and the run goes on.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 import os
 import stat
 import sys
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 from keydrift import __version__
+from keydrift.analysis.project import CACHE_DIRECTORY
 from keydrift.config import (
     ConfigError, finding_allowed, is_excluded, load_config, load_config_file, parse_code_list,
     with_overrides,
@@ -74,6 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--stdin-filename", metavar="NAME",
                        help="the name of the file read from '-', for output and configuration")
     check.add_argument("--quiet", "-q", action="store_true", help="print findings only")
+    check.add_argument("--no-cache", action="store_true",
+                       help=f"do not read or write the project index cache ({CACHE_DIRECTORY}/ under the project root)")
     check.set_defaults(handler=run_check)
 
     rules = commands.add_parser("rules", help="list the rules")
@@ -119,7 +123,8 @@ def _run_config(args: argparse.Namespace) -> Config:
 def _with_command_line_codes(config: Config, args: argparse.Namespace) -> Config:
     select = parse_code_list(args.select, "--select") if args.select is not None else None
     ignore = parse_code_list(args.ignore, "--ignore") if args.ignore is not None else None
-    return with_overrides(config, select=select, ignore=ignore)
+    config = with_overrides(config, select=select, ignore=ignore)
+    return replace(config, cache=False) if getattr(args, "no_cache", False) else config
 
 
 def _check_stdin(args: argparse.Namespace) -> List[Finding]:

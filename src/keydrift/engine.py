@@ -18,6 +18,7 @@ import libcst as cst
 from keydrift.analysis.facts import RawFinding
 from keydrift.analysis.keyflow import ModuleFacts
 from keydrift.analysis.module import analyze
+from keydrift.analysis.project import module_name_for, project_index
 from keydrift.analysis.positions import resolve_positions
 from keydrift.rules import ALL_RULES, rule_selected
 from keydrift.types import Config, Finding
@@ -93,7 +94,9 @@ def _mentions_normalizer(text: str, config: Config) -> bool:
 def _check_text(text: str, path: str, config: Config, has_database: bool) -> List[Finding]:
     module = cst.parse_module(text)
     raw: List[RawFinding] = []
-    analysis = analyze(module, path, config)
+    project = project_index(config, use_cache=config.cache)
+    module_name, is_package = module_name_for(path, project.root)
+    analysis = analyze(module, path, config, project, module_name, is_package)
     facts = analysis.facts() if has_database else ModuleFacts(module, path, config, analysis.info)
     for rule in ALL_RULES:
         if rule_selected(rule.CODE, config):

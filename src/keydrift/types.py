@@ -48,3 +48,4 @@ class Config:
     per_file_ignores: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     select: Tuple[str, ...] = ()
     ignore: Tuple[str, ...] = ()
+    cache: bool = True  # the on-disk project index cache (--no-cache turns it off)

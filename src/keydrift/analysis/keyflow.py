@@ -133,7 +133,10 @@ class FunctionWalker(Context):
         return Evaluator(self.state.values, fields, self.config.normalizers, self._returned_value)
 
     def _returned_value(self, call: cst.Call, text: str) -> Optional[Value]:
-        """What a call to a summarized function returns, in terms of its arguments."""
+        """What a call to a summarized function returns, in terms of its arguments. A database
+        read returns stored records, not a transformation of its arguments."""
+        if id(call) in self.chains or id(call) in self.consumed:
+            return fresh(text)
         if self.analysis is None:
             return None
         resolved = self.analysis.resolve(call, self)  # type: ignore[attr-defined]

@@ -194,7 +194,10 @@ class ModuleAnalysis:
             module, symbol = self.imports[name]
             if not symbol:
                 return self._external(module, member, label) if member else None
-            return self._external(module, f"{symbol}.{member}" if member else symbol, label)
+            found = self._external(module, f"{symbol}.{member}" if member else symbol, label)
+            if found is None and member:  # ``from app import repo``: a submodule
+                found = self._external(f"{module}.{symbol}" if module else symbol, member, label)
+            return found
         return None
 
     def _local(self, qualified: str, label: str) -> Optional[Resolved]:

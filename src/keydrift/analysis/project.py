@@ -1,0 +1,231 @@
+"""The project index: function summaries of the project's modules, resolved through imports,
+computed from each module's source alone and cached on disk by content hash.
+
+Cache entries live in ``<project root>/.keydrift_cache/`` (safe to delete; it ignores itself in
+git). An entry records the content hashes of the modules its summaries were built from, so a
+change in any of them invalidates it: a stale cache never yields a stale finding. Writes are
+atomic (a temporary file renamed into place), so several flake8 workers can share the cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import replace
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from keydrift import __version__
+from keydrift.analysis.summaries import FunctionSummary, from_json, to_json
+from keydrift.types import Config
+
+CACHE_DIRECTORY = ".keydrift_cache"
+_SOURCE_ROOTS = ("", "src")
+_CACHE_FORMAT = 1
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def module_name_for(path: str, root: str) -> Tuple[str, bool]:
+    """``app/repo.py`` under ``root`` -> ("app.repo", False); a package's ``__init__`` -> True."""
+    try:
+        relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
+    except ValueError:
+        return "", False
+    if relative.startswith(".."):
+        return "", False
+    parts = relative.replace(os.sep, "/").split("/")
+    if parts and parts[0] in _SOURCE_ROOTS[1:]:
+        parts = parts[1:]
+    if not parts or not parts[-1].endswith((".py", ".pyi")):
+        return "", False
+    parts[-1] = parts[-1].rsplit(".", 1)[0]
+    is_package = parts[-1] == "__init__"
+    if is_package:
+        parts = parts[:-1]
+    return ".".join(parts), is_package
+
+
+class DiskCache:
+    """JSON entries by key; every failure (read-only tree, corrupt entry) is a cache miss."""
+
+    def __init__(self, directory: Optional[str]) -> None:
+        self.directory = directory
+
+    def load(self, key: str) -> Optional[dict]:
+        if self.directory is None:
+            return None
+        try:
+            with open(os.path.join(self.directory, key + ".json"), encoding="utf-8") as handle:
+                data = json.load(handle)
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or data.get("keydrift") != __version__ or data.get("format") != _CACHE_FORMAT:
+            return None
+        return data
+
+    def store(self, key: str, data: dict) -> None:
+        if self.directory is None:
+            return
+        try:
+            os.makedirs(self.directory, exist_ok=True)
+            ignore = os.path.join(self.directory, ".gitignore")
+            if not os.path.exists(ignore):
+                self._write_atomically(ignore, "*\n")
+            self._write_atomically(os.path.join(self.directory, key + ".json"), json.dumps(data))
+        except OSError:
+            self.directory = None  # read-only or full: stop trying for this run
+
+    def _write_atomically(self, path: str, text: str) -> None:
+        handle, temporary = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(text)
+            os.replace(temporary, path)
+        finally:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+
+
+class ProjectIndex:
+    """Summaries of the modules under one project root, computed on demand."""
+
+    def __init__(self, root: str, config: Config, use_cache: bool = True) -> None:
+        self.root = os.path.abspath(root)
+        self.config = config
+        self.cache = DiskCache(os.path.join(self.root, CACHE_DIRECTORY) if use_cache else None)
+        # module -> (its deps' hashes, summaries); revalidated on use, so a long-lived process
+        # (an editor server) never serves summaries of a file edited since
+        self.modules: Dict[str, Tuple[Dict[str, str], Dict[str, FunctionSummary]]] = {}
+        self.hashes: Dict[Tuple[str, int, int], str] = {}
+        self.building: List[Tuple[str, Dict[str, str]]] = []  # modules being summarized, with their deps
+        self.config_key = _digest(repr((config.normalizers, config.boundary)).encode())
+
+    def summary(self, module_name: str, qualified: str) -> Optional[FunctionSummary]:
+        return self.module_summaries(module_name).get(qualified)
+
+    def path_for(self, module_name: str) -> Optional[str]:
+        relative = module_name.replace(".", os.sep)
+        for source_root in _SOURCE_ROOTS:
+            base = os.path.join(self.root, source_root, relative)
+            for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+                if os.path.isfile(candidate):
+                    return candidate
+        return None
+
+    def file_hash(self, path: str) -> Optional[str]:
+        try:
+            status = os.stat(path)
+            key = (path, status.st_mtime_ns, status.st_size)
+            if key not in self.hashes:
+                with open(path, "rb") as handle:
+                    self.hashes[key] = _digest(handle.read())
+        except OSError:
+            return None
+        return self.hashes[key]
+
+    def module_summaries(self, module_name: str) -> Dict[str, FunctionSummary]:
+        path = self.path_for(module_name) if module_name else None
+        if path is None:
+            return {}
+        digest = self.file_hash(path)
+        if self.building:
+            self.building[-1][1][path] = digest or ""
+        known = self.modules.get(module_name)
+        if known is not None and self._dependencies_unchanged(known[0]):
+            if self.building:
+                self.building[-1][1].update(known[0])
+            return known[1]
+        if any(name == module_name for name, _ in self.building) or digest is None:
+            return {}  # an import cycle, or an unreadable file
+        deps, summaries = self._load_or_build(module_name, path, digest)
+        self.modules[module_name] = (deps, summaries)
+        return summaries
+
+    def _load_or_build(self, module_name: str, path: str,
+                       digest: str) -> Tuple[Dict[str, str], Dict[str, FunctionSummary]]:
+        key = _digest(f"{digest}:{self.config_key}:{module_name}".encode())
+        cached = self.cache.load(key)
+        if cached is not None and self._dependencies_unchanged(cached.get("deps", {})):
+            try:
+                summaries = {name: from_json(item) for name, item in cached["summaries"].items()}
+                if self.building:
+                    self.building[-1][1].update(cached["deps"])
+                return dict(cached["deps"]), summaries
+            except (KeyError, TypeError, ValueError, AttributeError):
+                pass  # a damaged entry is rebuilt
+        self.building.append((module_name, {path: digest}))
+        try:
+            summaries = self._build(module_name, path)
+        finally:
+            _, deps = self.building.pop()
+        if self.building:
+            self.building[-1][1].update(deps)
+        self.cache.store(key, {
+            "keydrift": __version__, "format": _CACHE_FORMAT, "module": module_name, "deps": deps,
+            "summaries": {name: to_json(s) for name, s in summaries.items()},
+        })
+        return deps, summaries
+
+    def _dependencies_unchanged(self, deps: object) -> bool:
+        if not isinstance(deps, dict):
+            return False
+        return all(self.file_hash(path) == digest for path, digest in deps.items())
+
+    def _build(self, module_name: str, path: str) -> Dict[str, FunctionSummary]:
+        from keydrift.analysis.module import ModuleAnalysis
+
+        try:
+            with open(path, "rb") as handle:
+                module = cst.parse_module(handle.read())
+        except (OSError, cst.ParserSyntaxError, RecursionError, UnicodeDecodeError, ValueError):
+            return {}
+        relative = os.path.relpath(path, self.root).replace(os.sep, "/")
+        analysis = ModuleAnalysis(module, relative, self.config, self, module_name,
+                                  os.path.basename(path) == "__init__.py")
+        summaries = {}
+        for name in analysis.units:
+            try:
+                summary = analysis.summary(name)
+            except RecursionError:
+                summary = None
+            if summary is not None and (summary.accesses or summary.returns is not None):
+                summaries[name] = summary
+        return _with_locations(module, relative, summaries)
+
+
+def _with_locations(module: cst.Module, relative: str, summaries: Dict[str, FunctionSummary]) -> Dict[str, FunctionSummary]:
+    """Give each exported access a ``path:line`` (positions are resolved only when needed)."""
+    if not any(s.accesses for s in summaries.values()):
+        return summaries
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    out = {}
+    for name, summary in summaries.items():
+        accesses = tuple(
+            replace(a, where=f"{relative}:{positions[a.node].start.line}", node=None)
+            if a.node is not None and a.node in positions and not a.where else replace(a, node=None)
+            for a in summary.accesses)
+        out[name] = replace(summary, accesses=accesses)
+    return out
+
+
+_INDEXES: Dict[Tuple[str, str], ProjectIndex] = {}
+
+
+def project_index(config: Config, use_cache: bool = True) -> ProjectIndex:
+    """One index per project root and configuration per process (CLI run, flake8 worker, LSP)."""
+    root = os.path.abspath(config.root or ".")
+    key = (root, repr((config.normalizers, config.boundary, use_cache)))
+    if key not in _INDEXES:
+        _INDEXES[key] = ProjectIndex(root, config, use_cache)
+    return _INDEXES[key]
+
+
+def forget_indexes() -> None:
+    _INDEXES.clear()
