@@ -299,9 +299,12 @@ class ChainReader:
         """Django managers/querysets and class-level APIs (peewee, Flask-SQLAlchemy)."""
         info = ChainInfo(entity)
         lookups: List[Key] = []
+        stored: List[Key] = []
         for name, call in links:
             if call is None:
                 continue
+            if _is_manager(name):  # mongoengine: Model.objects(email=e)
+                lookups += keyword_lookups(call, entity, self.ctx)
             if name in django.LOOKUP_METHODS or name in sqla.CRITERIA_METHODS:
                 skip = django.UPSERT_DEFAULTS_KWARGS if name in django.UPSERT_METHODS else frozenset()
                 lookups += keyword_lookups(call, entity, self.ctx, skip)
@@ -313,8 +316,11 @@ class ChainReader:
                 lookups = []
             elif name in django.CREATE_METHODS:
                 self.emit(WRITE, stored_fields(call, entity, self.ctx), STORE, saves=True)
-            elif name in ("insert", "replace") and keyword_args(call):
-                self.emit(WRITE, stored_fields(call, entity, self.ctx), STORE)
+            elif name in ("insert", "replace") and call.args:
+                stored = stored_fields(call, entity, self.ctx)
+                self.emit(WRITE, stored, STORE)
+            elif name in sqla.ON_CONFLICT_METHODS or name == "on_conflict":
+                self.on_conflict(call, entity, stored)
             elif name in django.UPDATE_METHODS:
                 write_chain = True
                 self.emit(WRITE, stored_fields(call, entity, self.ctx), STORE)
@@ -432,10 +438,16 @@ def _recognize(base: Optional[cst.BaseExpression], links: List[Link], reader: Ch
 
         if execute_accesses(last_call, last in dbapi.EXECUTE_MANY_METHODS, reader):
             return ChainInfo("")
+    if last_call is not None:
+        from keydrift.analysis.stores import recognize_collection_call, recognize_store_call
+
+        found = recognize_collection_call(links, reader) or recognize_store_call(links, reader)
+        if found is not None:
+            return found
     # Model.objects..., Model.query..., Model.get(...) (peewee), Model(...).save()
     if base is not None and is_model_name(base_name):
         if _is_manager(first):
-            return reader.model_chain(base_name, links[1:])
+            return reader.model_chain(base_name, links)
         if first_call is not None and first in ("select", "update", "delete", "insert", "replace",
                                                  "get", "get_or_none", "get_or_create", "create",
                                                  "get_by_id", "filter", "insert_many"):

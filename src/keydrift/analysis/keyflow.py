@@ -22,7 +22,8 @@ from keydrift.analysis.accesses import (
     positional_args,
     recognize,
 )
-from keydrift.analysis.facts import FORMAT, READ, STORE, WRITE, KeyAccess, Mismatch, Step, Value
+from keydrift.analysis.facts import FORMAT, LOOKUP, READ, STORE, WRITE, KeyAccess, Mismatch, Step, Value
+from keydrift.analysis.stores import is_store, subscript_access
 from keydrift.analysis.values import Evaluator, code, fresh
 from keydrift.frameworks import django_orm as django
 from keydrift.frameworks import sqlalchemy_orm as sqla
@@ -307,6 +308,10 @@ class FunctionWalker(Context):
                 self.state.records[names[0].value] = Record(chain.entity, {k.field: k.value for k in chain.lookups})
         elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
             self.assign_field(target.value.value, target.attr.value, value, statement)
+        elif isinstance(target, cst.Subscript):
+            key = subscript_access(target, self)
+            if key is not None:
+                self.add(WRITE, key, statement, STORE, next(self.call_ids), code(target))
 
     def bind(self, name: str, value: cst.BaseExpression) -> None:
         evaluated = self.eval(value)
@@ -362,6 +367,10 @@ class FunctionWalker(Context):
         """Find the database calls in an expression and report their accesses."""
         if isinstance(node, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
             return
+        if isinstance(node, cst.Subscript):
+            self.store_read(node)
+        elif isinstance(node, cst.Comparison):
+            self.membership_read(node)
         if isinstance(node, cst.Call) and id(node) not in self.consumed:
             info = recognize(node, self, next(self.call_ids))
             if info is not None:
@@ -377,6 +386,22 @@ class FunctionWalker(Context):
             return
         for child in node.children:
             self.scan(child)
+
+    def store_read(self, node: cst.Subscript) -> None:
+        key = subscript_access(node, self)
+        if key is not None:
+            self.add(READ, key, node, LOOKUP, next(self.call_ids), code(node))
+
+    def membership_read(self, node: cst.Comparison) -> None:
+        """``key in cache`` reads the store."""
+        if len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn)):
+            return
+        store = node.comparisons[0].comparator
+        if is_store(store, self):
+            subscript = cst.Subscript(store, [cst.SubscriptElement(cst.Index(node.left))])
+            key = subscript_access(subscript, self)
+            if key is not None:
+                self.add(READ, key, node, LOOKUP, next(self.call_ids), code(node))
 
     def call_summary(self, call: cst.Call) -> None:
         """A call to a summarized function makes the accesses the function makes."""

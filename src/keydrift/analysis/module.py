@@ -241,12 +241,14 @@ class ModuleAnalysis:
         returns = resolved.summary.returns
         if returns is None:
             return None
-        arg = _arguments(call, resolved.summary.params).get(returns.param)
-        if arg is None:
+        arguments = _arguments(call, resolved.summary.params)
+        values = [walker.eval(arguments[i]) for i in returns.params if i in arguments]
+        carriers = [v for v in values if v.origins]
+        if not carriers:
             return None
-        value = walker.eval(arg)
+        origins = frozenset().union(*(v.origins for v in carriers))
         result_of = text if returns.is_result else ""
-        return Value(value.origins, value.steps + returns.steps, text, result_of)
+        return Value(origins, carriers[0].steps + returns.steps, text, result_of)
 
 
 def _arguments(call: cst.Call, params: Tuple[str, ...]) -> Dict[int, cst.BaseExpression]:

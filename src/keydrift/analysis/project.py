@@ -25,7 +25,7 @@ from keydrift.types import Config
 
 CACHE_DIRECTORY = ".keydrift_cache"
 _SOURCE_ROOTS = ("", "src")
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2
 
 
 def _digest(data: bytes) -> str:

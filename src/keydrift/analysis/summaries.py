@@ -38,7 +38,7 @@ class SummaryAccess:
 
 @dataclass(frozen=True)
 class ReturnSummary:
-    param: int
+    params: Tuple[int, ...]  # every parameter the returned value comes from
     steps: Tuple[Step, ...]
     is_result: bool  # the function returns an object derived from the parameter (a response)
 
@@ -78,15 +78,20 @@ def summarize_access(access: KeyAccess, params: Tuple[str, ...], trace: Trace) -
 
 
 def summarize_return(values: List[Value], params: Tuple[str, ...]) -> Optional[ReturnSummary]:
-    best: Optional[ReturnSummary] = None
+    """The returned value in terms of the parameters: every parameter any return statement
+    returns, with the steps of the return that transforms most."""
+    sources: List[int] = []
+    best: Optional[Value] = None
     for value in values:
-        found = parameter_of(value, params)
-        if found is None or found[1]:
+        indexes = [i for i, name in enumerate(params) if name in value.origins]
+        if not indexes:
             continue
-        candidate = ReturnSummary(found[0], value.steps, bool(value.result_of))
-        if best is None or len(candidate.steps) > len(best.steps):
-            best = candidate
-    return best
+        sources += [i for i in indexes if i not in sources]
+        if best is None or len(value.steps) > len(best.steps):
+            best = value
+    if best is None:
+        return None
+    return ReturnSummary(tuple(sorted(sources)), best.steps, bool(best.result_of))
 
 
 # -- serialization (the project index caches summaries as JSON) -----------------------------
@@ -110,7 +115,7 @@ def to_json(summary: FunctionSummary) -> Dict[str, Any]:
             "where": a.where,
         } for a in summary.accesses],
         "returns": None if summary.returns is None else {
-            "param": summary.returns.param, "steps": _steps_json(summary.returns.steps),
+            "params": list(summary.returns.params), "steps": _steps_json(summary.returns.steps),
             "is_result": summary.returns.is_result,
         },
     }
@@ -127,5 +132,5 @@ def from_json(data: Dict[str, Any]) -> FunctionSummary:
             str(a["via"]), tuple((str(w), str(p)) for w, p in a["trace"]), str(a["where"]),
         ) for a in data["accesses"]),
         returns=None if returns is None else ReturnSummary(
-            int(returns["param"]), _steps_from(returns["steps"]), bool(returns["is_result"])),
+            tuple(int(p) for p in returns["params"]), _steps_from(returns["steps"]), bool(returns["is_result"])),
     )

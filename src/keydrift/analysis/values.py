@@ -235,8 +235,12 @@ class Evaluator:
         return left if left.origins else self.eval(node.right)
 
     def _if_exp(self, node: cst.IfExp) -> Value:
-        body = self.eval(node.body)
-        return body if body.origins else self.eval(node.orelse)
+        """Either branch: both origins, and the steps of the branch that transforms more."""
+        body, orelse = self.eval(node.body), self.eval(node.orelse)
+        if not body.origins or not orelse.origins:
+            return body if body.origins else orelse
+        richer = body if len(body.steps) >= len(orelse.steps) else orelse
+        return Value(body.origins | orelse.origins, richer.steps, code(node), richer.result_of)
 
     def _await(self, node: cst.Await) -> Value:
         return self.eval(node.expression)
@@ -248,7 +252,7 @@ class Evaluator:
 def _rederive(base: Value, text: str, label: str) -> Value:
     """A field read from a call's result: the call step becomes a re-derivation."""
     steps = base.steps
-    if steps and steps[-1].kind in (CALL, FETCH, REDERIVED):
+    while steps and steps[-1].kind in (CALL, FETCH, REDERIVED):
         steps = steps[:-1]
     return Value(base.origins, steps + (Step(REDERIVED, _short(label)),), text, _short(label))
 

@@ -23,7 +23,7 @@ KEYWORD_CRITERIA_METHODS: FrozenSet[str] = frozenset({"filter_by"})
 VALUES_METHODS: FrozenSet[str] = frozenset({"values"})
 # Upserts: the SET mapping may rewrite the conflict key.
 ON_CONFLICT_METHODS: FrozenSet[str] = frozenset({"on_conflict_do_update", "on_duplicate_key_update"})
-ON_CONFLICT_SET_KWARGS: FrozenSet[str] = frozenset({"set_"})
+ON_CONFLICT_SET_KWARGS: FrozenSet[str] = frozenset({"set_", "update"})
 # Query.update({...}) / Query.delete() at the end of a session.query chain.
 QUERY_UPDATE_METHODS: FrozenSet[str] = frozenset({"update"})
 QUERY_DELETE_METHODS: FrozenSet[str] = frozenset({"delete"})

@@ -21,7 +21,7 @@ def steps_text(steps: Iterable[Step]) -> str:
 
 
 def target(access: KeyAccess) -> str:
-    return f"{access.entity}.{access.field}"
+    return access.entity if access.field == "*" else f"{access.entity}.{access.field}"
 
 
 def differing_steps(m: Mismatch) -> str:

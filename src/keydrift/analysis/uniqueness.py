@@ -1,0 +1,864 @@
+"""Unique keys a module declares, and whether anything canonicalizes them (KD3).
+
+A *declaration* makes values unique: a model field with ``unique=True``/``primary_key=True``
+(``FIELD``), or a separate constraint or index — ``UniqueConstraint``, ``unique_together``,
+``Index(unique=True)``, SQL DDL, a MongoDB unique index (``CONSTRAINT``). A declared column
+needs canonicalization when its name says it is a natural key (``frameworks/schema.py``:
+url, email, host, username, slug, path, name), it holds text, and nothing in the module makes
+two spellings of one value equal:
+
+- the model rewrites it when stored (``facts.info.rewrites``; ``save()``/``clean()``/
+  ``__init__``/setter/``@validates`` assigning it through a canonicalizing call);
+- the column compares case-insensitively (``facts.info.field_absorbs``, ``CI*Field``, CITEXT,
+  a case-insensitive collation, a MongoDB collation of strength 1 or 2);
+- a functional unique constraint covers it (``UniqueConstraint(Lower("email"))``,
+  ``Index(func.lower(...), unique=True)``, ``CREATE UNIQUE INDEX ... (lower(email))``);
+- its field/type class stores a canonical value (a class in the module whose
+  ``get_prep_value``/``to_python``/``process_bind_param`` canonicalizes, or a class named so:
+  ``LowercaseEmailField``, sqlalchemy_utils ``EmailType``);
+- the module calls a normalizer named for its kind (``normalize_email``, ``slugify``) or writes
+  it through a canonicalizing step (a KD1 key access);
+- a configured normalizer covers it (see ``configured_cover``).
+
+Cost: one walk over the module's statements (class and function bodies included); only the
+top-level expression of each statement and call arguments two levels deep are looked at, and
+SQL strings are parsed (sqlglot, imported lazily) only when they look like DDL.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from keydrift.analysis.normalizers import is_normalizer_name, module_name_of
+from keydrift.analysis.values import code, dotted_name, last_name
+from keydrift.frameworks import schema
+from keydrift.types import Config
+
+FIELD = "field"  # KD301
+CONSTRAINT = "constraint"  # KD302
+
+TEXT = "text"
+OTHER = "other"
+
+# Step kinds of a KD1 write access that canonicalize the stored key.
+CANONICALIZING_STEP_KINDS: FrozenSet[str] = frozenset({"case", "normalizer", "slug", "idna", "unicode"})
+_MAX_EXPRESSION_DEPTH = 2
+_SAVING_METHODS = frozenset({"save", "clean", "full_clean", "before_save", "pre_save"}) | schema.ASSIGNING_METHODS
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """A uniqueness declaration over ``columns`` of ``entity`` (class or table name)."""
+
+    kind: str  # FIELD or CONSTRAINT
+    entity: str
+    columns: Tuple[str, ...]
+    node: cst.CSTNode
+    via: str  # how it is declared, for messages
+
+
+@dataclass(frozen=True)
+class UncanonicalKey:
+    """A declaration whose natural-key columns nothing canonicalizes: what KD301/KD302 report."""
+
+    declaration: Declaration
+    columns: Tuple[Tuple[str, str], ...]  # (column, natural-key kind)
+
+
+@dataclass
+class _Column:
+    type: str = OTHER
+    canonical_by: str = ""
+
+
+@dataclass
+class _FieldClass:
+    text: bool
+    canonical: bool
+
+
+@dataclass
+class SchemaFacts:
+    declarations: List[Declaration] = field(default_factory=list)
+    columns: Dict[Tuple[str, str], _Column] = field(default_factory=dict)
+    canonical: Dict[Tuple[str, str], str] = field(default_factory=dict)  # (entity, column) -> why
+    canonical_kinds: Dict[str, str] = field(default_factory=dict)  # kind -> normalizer called
+    table_of_class: Dict[str, str] = field(default_factory=dict)  # table name -> class name
+    column_of_attribute: Dict[Tuple[str, str], str] = field(default_factory=dict)
+
+
+# -- entry point -------------------------------------------------------------------------------
+
+_last: List[Tuple[object, List[UncanonicalKey]]] = []
+
+
+def uncanonical_keys(facts: object) -> List[UncanonicalKey]:
+    """The declarations of ``facts.module`` that KD3 reports. KD301 and KD302 share one walk:
+    the result for the last module is kept."""
+    module = getattr(facts, "module")
+    if _last and _last[0][0] is module:
+        return _last[0][1]
+    config: Config = getattr(facts, "config", None) or Config()
+    reader = SchemaReader(config)
+    reader.read(module)
+    result = list(_decide(reader.facts, facts, config))
+    _last[:] = [(module, result)]
+    return result
+
+
+# -- reading declarations ------------------------------------------------------------------
+
+class SchemaReader:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.facts = SchemaFacts()
+        self.field_classes: Dict[str, _FieldClass] = {}
+        self.table_variables: Dict[str, str] = {}  # users_table -> "users"
+        self.seen_strings: Set[int] = set()
+
+    def read(self, module: cst.Module) -> None:
+        self._field_classes(module.body)
+        self._body(module.body, None)
+
+    # statements ------------------------------------------------------------------------
+
+    def _body(self, body: Sequence[cst.CSTNode], owner: Optional[str]) -> None:
+        """``owner`` is the class whose body this is (fields are declared there), else None."""
+        for statement in body:
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    self._small(small, owner)
+            elif isinstance(statement, cst.ClassDef):
+                self._class(statement, owner)
+            elif isinstance(statement, cst.FunctionDef):
+                self._function(statement, owner)
+            else:
+                for block in _blocks(statement):
+                    self._body(block, owner)
+
+    def _class(self, node: cst.ClassDef, owner: Optional[str]) -> None:
+        if owner is not None and node.name.value == "Meta":
+            self._meta(node, owner)
+            return
+        self._body(_suite(node.body), node.name.value)
+
+    def _function(self, node: cst.FunctionDef, owner: Optional[str]) -> None:
+        if owner is not None:
+            self._canonicalizing_method(node, owner)
+        self._body(_suite(node.body), None)
+
+    def _small(self, small: cst.BaseSmallStatement, owner: Optional[str]) -> None:
+        target, annotation, value = _assignment(small)
+        if owner is not None and isinstance(target, cst.Name) and value is not None:
+            self._class_attribute(owner, target.value, annotation, value, small)
+        elif isinstance(target, cst.Name) and isinstance(value, cst.Call) and last_name(value.func) in schema.TABLE_CALLS:
+            name = _string(_positional(value)[0]) if _positional(value) else None
+            if name:
+                self.table_variables[target.value] = name
+        if value is None and isinstance(small, (cst.Expr, cst.Return)):
+            value = small.value
+        if value is not None:
+            self._expression(value, 0)
+
+    def _class_attribute(self, owner: str, name: str, annotation: Optional[cst.BaseExpression],
+                         value: cst.BaseExpression, statement: cst.CSTNode) -> None:
+        if name == "__tablename__":
+            table = _string(value)
+            if table:
+                self.facts.table_of_class[table] = owner
+        elif name in schema.SQLALCHEMY_TABLE_ARGS:
+            for item in _elements(value):
+                if isinstance(item, cst.Call):
+                    self._constraint_call(item, owner)
+        elif isinstance(value, cst.Call):
+            self._field(owner, name, annotation, value, statement)
+
+    # model fields ----------------------------------------------------------------------
+
+    def _field(self, owner: str, name: str, annotation: Optional[cst.BaseExpression], call: cst.Call,
+               statement: cst.CSTNode) -> None:
+        callee = last_name(call.func)
+        if not (callee in schema.COLUMN_CALLS or callee.endswith("Field")):
+            return
+        column = self._column_name(call, name)
+        if column != name:
+            self.facts.column_of_attribute[(owner, name)] = column
+        self.facts.columns[(owner, column)] = self._field_type(callee, call, annotation)
+        unique = _true_keyword(call, schema.UNIQUE_KEYWORDS)
+        if unique:
+            self.facts.declarations.append(Declaration(FIELD, owner, (column,), statement, f"{callee}({unique}=True)"))
+
+    def _column_name(self, call: cst.Call, name: str) -> str:
+        positional = _positional(call)
+        explicit = _string(positional[0]) if positional and last_name(call.func) in schema.COLUMN_CALLS else None
+        return explicit or _string(_keyword(call, "db_column")) or name
+
+    def _field_type(self, callee: str, call: cst.Call, annotation: Optional[cst.BaseExpression]) -> _Column:
+        if _case_insensitive_collation(call):
+            return _Column(TEXT, "a case-insensitive collation")
+        if callee in schema.COLUMN_CALLS:
+            return self._column_type(call, annotation)
+        return self._class_kind(callee, "field")
+
+    def _column_type(self, call: cst.Call, annotation: Optional[cst.BaseExpression]) -> _Column:
+        for arg in _positional(call):
+            if isinstance(arg, (cst.SimpleString, cst.ConcatenatedString)):
+                continue
+            type_expr = arg.func if isinstance(arg, cst.Call) else arg
+            if last_name(type_expr) == "ForeignKey":
+                return _Column(OTHER)
+            if isinstance(arg, cst.Call) and _case_insensitive_collation(arg):
+                return _Column(TEXT, "a case-insensitive collation")
+            return self._class_kind(last_name(type_expr), "type")
+        if annotation is not None and _annotation_is_text(annotation):
+            return _Column(TEXT)
+        return _Column(OTHER)
+
+    def _class_kind(self, name: str, what: str) -> _Column:
+        known = self.field_classes.get(name)
+        if known is not None:
+            return _Column(TEXT if known.text else OTHER, f"the {what} class {name}" if known.canonical else "")
+        if name in schema.CANONICAL_TYPES or schema.CANONICAL_CLASS_NAME.search(name) or _ci_class(name):
+            return _Column(TEXT, f"the {what} class {name}")
+        if name in schema.TEXT_FIELD_CLASSES or name in schema.TEXT_COLUMN_TYPES:
+            return _Column(TEXT)
+        return _Column(OTHER)
+
+    def _field_classes(self, body: Sequence[cst.CSTNode]) -> None:
+        """Field and column-type classes defined in the module, in order (a subclass of a
+        subclass resolves), with whether their storing methods canonicalize."""
+        for node in body:
+            if not isinstance(node, cst.ClassDef):
+                continue
+            bases = [last_name(b.value) for b in node.bases]
+            text = any(self._is_text_class(b) for b in bases) or _impl_is_text(node)
+            fieldish = text or any(b.endswith("Field") or b == "TypeDecorator" for b in bases)
+            if not fieldish:
+                continue
+            inherited = any(self.field_classes.get(b, _FieldClass(False, False)).canonical for b in bases)
+            canonical = inherited or any(
+                isinstance(m, cst.FunctionDef) and m.name.value in schema.STORING_METHODS
+                and _calls_canonicalizer(m.body, self.config) for m in _suite(node.body))
+            self.field_classes[node.name.value] = _FieldClass(text, canonical)
+
+    def _is_text_class(self, name: str) -> bool:
+        known = self.field_classes.get(name)
+        if known is not None:
+            return known.text
+        return name in schema.TEXT_FIELD_CLASSES or name in schema.TEXT_COLUMN_TYPES or _ci_class(name)
+
+    # rewriting methods -------------------------------------------------------------------
+
+    def _canonicalizing_method(self, node: cst.FunctionDef, owner: str) -> None:
+        """``save()``/``clean()``/``__init__``/a setter/``@validates`` that stores a field
+        through a canonicalizing call makes that field canonical."""
+        decorated = _validated_fields(node)
+        if decorated is not None:
+            if _calls_canonicalizer(node.body, self.config):
+                for name in decorated:
+                    self._mark(owner, name, f"{owner}.{node.name.value}()")
+            return
+        if node.name.value not in _SAVING_METHODS:
+            return
+        for small in _small_statements(_suite(node.body)):
+            target, _, value = _assignment(small)
+            if (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                    and target.value.value == "self" and value is not None
+                    and _calls_canonicalizer(value, self.config)):
+                self._mark(owner, target.attr.value, f"{owner}.{node.name.value}()")
+
+    def _mark(self, entity: str, column: str, why: str) -> None:
+        self.facts.canonical.setdefault((entity, column), why)
+
+    # Django Meta / SQLAlchemy constraints ---------------------------------------------------
+
+    def _meta(self, node: cst.ClassDef, owner: str) -> None:
+        for small in _small_statements(_suite(node.body)):
+            target, _, value = _assignment(small)
+            if not isinstance(target, cst.Name) or value is None:
+                continue
+            name = target.value
+            if name == "db_table" and _string(value):
+                self.facts.table_of_class[_string(value) or ""] = owner
+            elif name in schema.DJANGO_UNIQUE_TOGETHER:
+                for group in _string_groups(value):
+                    self._declare(CONSTRAINT, owner, group, small, "unique_together")
+            elif name in schema.DJANGO_META_CONSTRAINTS:
+                for item in _elements(value):
+                    if isinstance(item, cst.Call):
+                        self._constraint_call(item, owner)
+                    elif isinstance(item, cst.Tuple):
+                        self._peewee_index(item, owner, small)
+
+    def _peewee_index(self, item: cst.Tuple, owner: str, statement: cst.CSTNode) -> None:
+        """peewee ``indexes = ((("email",), True),)``: a unique multi-column index."""
+        parts = [e.value for e in item.elements]
+        if len(parts) == 2 and isinstance(parts[1], cst.Name) and parts[1].value == "True":
+            columns = tuple(s for s in (_string(e) for e in _elements(parts[0])) if s)
+            self._declare(CONSTRAINT, owner, columns, statement, "a unique index in Meta.indexes")
+
+    def _constraint_call(self, call: cst.Call, entity: Optional[str]) -> None:
+        """``UniqueConstraint(...)`` / ``Index(..., unique=True)`` in a model or a Table."""
+        name = last_name(call.func)
+        if name in schema.UNIQUE_CONSTRAINT_CALLS:
+            expressions = _positional(call) + _elements(_keyword(call, "fields"))
+            self._constraint_columns(call, entity, expressions, "UniqueConstraint")
+        elif name in schema.INDEX_CALLS and _true_keyword(call, frozenset({"unique"})):
+            self._constraint_columns(call, entity, _positional(call)[1:] + _elements(_keyword(call, "fields")),
+                                     "Index(unique=True)")
+
+    def _constraint_columns(self, call: cst.Call, entity: Optional[str],
+                            expressions: Sequence[cst.BaseExpression], via: str) -> None:
+        plain: List[Tuple[str, str]] = []
+        for expr in expressions:
+            if isinstance(expr, cst.Call) and last_name(expr.func) in schema.CANONICALIZING_SQL_FUNCTIONS:
+                for owner, column in self._column_refs(expr, entity):
+                    self._mark(owner, column, f"the functional unique index {_short(code(expr))}")
+                continue
+            plain.extend(self._column_refs(expr, entity))
+        owners = {owner for owner, _ in plain}
+        if len(owners) == 1:
+            self._declare(CONSTRAINT, owners.pop(), tuple(c for _, c in plain), call, via)
+
+    def _column_refs(self, expr: cst.BaseExpression, entity: Optional[str]) -> List[Tuple[str, str]]:
+        """Columns an index expression names: "email", email, User.email, users.c.email,
+        F("email"), Lower("email"), func.lower(User.email)."""
+        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
+            value = _string(expr)
+            return [(entity, value)] if entity and value else []
+        if isinstance(expr, cst.Name):
+            return [(entity, expr.value)] if entity else []
+        if isinstance(expr, cst.Attribute):
+            owner = expr.value
+            if isinstance(owner, cst.Attribute) and owner.attr.value == "c":
+                table = self.table_variables.get(last_name(owner.value), last_name(owner.value))
+                return [(table, expr.attr.value)]
+            if isinstance(owner, cst.Name):
+                return [(owner.value, expr.attr.value)]
+            return []
+        if isinstance(expr, cst.Call):
+            refs: List[Tuple[str, str]] = []
+            for arg in _positional(expr):
+                refs.extend(self._column_refs(arg, entity))
+            return refs
+        return []
+
+    def _declare(self, kind: str, entity: str, columns: Tuple[str, ...], node: cst.CSTNode, via: str) -> None:
+        if columns:
+            self.facts.declarations.append(Declaration(kind, entity, columns, node, via))
+
+    # expressions: Table(), Index(), create_index(), SQL strings, normalizer calls ---------------
+
+    def _expression(self, expr: cst.BaseExpression, depth: int) -> None:
+        if isinstance(expr, cst.Await):
+            expr = expr.expression
+        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            self._sql(expr)
+        elif isinstance(expr, (cst.List, cst.Tuple)) and depth < _MAX_EXPRESSION_DEPTH:
+            for element in expr.elements:
+                self._expression(element.value, depth + 1)
+        elif isinstance(expr, cst.Call):
+            self._call(expr, depth)
+
+    def _call(self, call: cst.Call, depth: int) -> None:
+        name = last_name(call.func)
+        if name in schema.TABLE_CALLS:
+            self._table(call)
+            return
+        if name in schema.INDEX_CALLS:
+            self._constraint_call(call, None)
+        elif name in schema.MONGO_INDEX_METHODS and isinstance(call.func, cst.Attribute):
+            self._mongo_index(call, _collection(call.func.value), call)
+        elif name in schema.MONGO_INDEXES_METHODS and isinstance(call.func, cst.Attribute):
+            for model in _elements(_positional(call)[0] if _positional(call) else None):
+                if isinstance(model, cst.Call) and last_name(model.func) in schema.MONGO_INDEX_MODEL:
+                    self._mongo_index(model, _collection(call.func.value), model)
+        else:
+            self._normalizer_call(name)
+        if depth < _MAX_EXPRESSION_DEPTH:
+            for arg in call.args:
+                self._expression(arg.value, depth + 1)
+
+    def _normalizer_call(self, name: str) -> None:
+        if name == "slugify":
+            self.facts.canonical_kinds.setdefault(schema.SLUG, "slugify()")
+        elif is_normalizer_name(name, self.config):
+            for kind in _kinds_named(name):
+                self.facts.canonical_kinds.setdefault(kind, f"{name}()")
+
+    def _table(self, call: cst.Call) -> None:
+        """SQLAlchemy Core ``Table("users", metadata, Column(...), UniqueConstraint(...))``."""
+        positional = _positional(call)
+        table = _string(positional[0]) if positional else None
+        if not table:
+            return
+        for item in positional[1:]:
+            if not isinstance(item, cst.Call):
+                continue
+            if last_name(item.func) == "Column":
+                column = _string(_positional(item)[0]) if _positional(item) else None
+                if column:
+                    self._field(table, column, None, item, item)
+            else:
+                self._constraint_call(item, table)
+
+    def _mongo_index(self, call: cst.Call, collection: str, node: cst.CSTNode) -> None:
+        """``create_index("email", unique=True)`` / ``[("email", 1)]`` / ``IndexModel(...)``."""
+        if not collection or not _true_keyword(call, frozenset({"unique"})):
+            return
+        keys = _positional(call)[0] if _positional(call) else _keyword(call, "keys")
+        columns = _mongo_keys(keys)
+        collation = _keyword(call, "collation")
+        if collation is not None and _mongo_case_insensitive(collation):
+            for column in columns:
+                self._mark(collation and collection, column, "a case-insensitive collation")
+            return
+        self._declare(CONSTRAINT, collection, columns, node, "a unique MongoDB index")
+
+    # SQL DDL ------------------------------------------------------------------------------
+
+    def _sql(self, node: cst.BaseExpression) -> None:
+        if id(node) in self.seen_strings:
+            return
+        self.seen_strings.add(id(node))
+        text = _sql_text(node)
+        if not text or not schema.DDL_HINT.search(text):
+            return
+        for item in ddl_items(text):
+            kind, table, columns, detail = item
+            if kind == "column":
+                column, type_kind, canonical_by = columns[0], detail[0], detail[1]
+                self.facts.columns.setdefault((table, column), _Column(type_kind, canonical_by))
+            elif kind == "canonical":
+                for column in columns:
+                    self._mark(table, column, detail[0])
+            else:
+                self._declare(CONSTRAINT, table, columns, node, detail[0])
+
+
+# -- deciding ------------------------------------------------------------------------------------
+
+def _decide(schema_facts: SchemaFacts, facts: object, config: Config) -> Iterator[UncanonicalKey]:
+    written = _canonically_written(facts)
+    info = getattr(facts, "info", None)
+    rewrites = getattr(info, "rewrites", {}) or {}
+    absorbs = getattr(info, "field_absorbs", {}) or {}
+    module = module_name_of(getattr(facts, "path", ""), config)
+    for declaration in schema_facts.declarations:
+        entity = schema_facts.table_of_class.get(declaration.entity, declaration.entity)
+        columns = []
+        for column in declaration.columns:
+            kind = schema.natural_key_kind(column.rsplit(".", 1)[-1])
+            if kind is None or not _is_text(schema_facts, declaration, entity, column):
+                continue
+            names = _names_of(schema_facts, entity, declaration.entity, column)
+            if any(schema_facts.canonical.get(n) or n in rewrites or "case" in absorbs.get(n, ()) or n in written
+                   or (schema_facts.columns.get(n) or _Column()).canonical_by for n in names):
+                continue
+            if kind in schema_facts.canonical_kinds or configured_cover(kind, module, config):
+                continue
+            columns.append((column, kind))
+        if columns:
+            yield UncanonicalKey(declaration, tuple(columns))
+
+
+def _names_of(facts: SchemaFacts, entity: str, raw_entity: str, column: str) -> List[Tuple[str, str]]:
+    """Every (entity, name) the column may be known by: class or table, attribute or column."""
+    entities = {entity, raw_entity}
+    names = [(e, column) for e in entities]
+    for (owner, attribute), mapped in facts.column_of_attribute.items():
+        if owner in entities and mapped == column:
+            names.append((owner, attribute))
+    return names
+
+
+def _is_text(facts: SchemaFacts, declaration: Declaration, entity: str, column: str) -> bool:
+    """A column of unknown type (declared elsewhere) is judged by its name alone."""
+    for owner in (declaration.entity, entity):
+        known = facts.columns.get((owner, column))
+        if known is not None:
+            return known.type == TEXT
+    return declaration.kind == CONSTRAINT
+
+
+def _canonically_written(facts: object) -> Set[Tuple[str, str]]:
+    """(entity, field) the module writes through a canonicalizing step (a KD1 access)."""
+    out: Set[Tuple[str, str]] = set()
+    for access in getattr(facts, "accesses", ()) or ():
+        if getattr(access, "kind", "") != "write":
+            continue
+        if any(step.kind in CANONICALIZING_STEP_KINDS for step in access.value.steps):
+            out.add((access.entity, access.field))
+    return out
+
+
+def configured_cover(kind: str, module: str, config: Config) -> bool:
+    """With ``[tool.keydrift] normalizers`` configured, a key kind is canonicalized at the
+    boundary when a normalizer's qualified name names that kind (``app.urls.canonical`` covers
+    URLs, ``accounts.normalize_email`` emails), or when a normalizer names no kind at all
+    (``app.keys.normalize``) and the declaring module is a boundary module (every module, when
+    no boundary is configured)."""
+    if not config.normalizers:
+        return False
+    generic = False
+    for normalizer in config.normalizers:
+        kinds = _kinds_named(normalizer)
+        if kind in kinds:
+            return True
+        generic = generic or not kinds
+    return generic and _in_boundary(module, config)
+
+
+def _in_boundary(module: str, config: Config) -> bool:
+    if not config.boundary:
+        return True
+    return any(module == b or module.startswith(b + ".") or module.endswith("." + b) for b in config.boundary)
+
+
+def _kinds_named(name: str) -> Set[str]:
+    words = [t for part in name.split(".") for t in schema.name_tokens(part)]
+    return {schema.NORMALIZER_KIND_WORDS[w] for w in words if w in schema.NORMALIZER_KIND_WORDS}
+
+
+# -- SQL DDL (sqlglot) ---------------------------------------------------------------------------
+
+DdlItem = Tuple[str, str, Tuple[str, ...], Tuple[str, ...]]
+
+
+@functools.lru_cache(maxsize=256)
+def ddl_items(text: str) -> Tuple[DdlItem, ...]:
+    """What DDL text declares, as (kind, table, columns, detail) tuples:
+    ("column", t, (c,), (TEXT|OTHER, canonical_by)) for every column of a CREATE TABLE;
+    ("unique", t, columns, (via,)) for a unique column, constraint or index;
+    ("canonical", t, columns, (why,)) for columns a functional/NOCASE unique index covers."""
+    statements = _parse_ddl(text)
+    items: List[DdlItem] = []
+    for statement in statements:
+        items.extend(_statement_items(statement))
+    return tuple(items)
+
+
+def _sqlglot() -> Any:
+    import sqlglot  # imported on first DDL: most modules have none
+
+    logging.getLogger("sqlglot").addHandler(logging.NullHandler())
+    return sqlglot
+
+
+def _parse_ddl(text: str) -> List[Any]:
+    sqlglot = _sqlglot()
+    for dialect in (None, "postgres", "sqlite", "mysql"):
+        try:
+            return [s for s in sqlglot.parse(text, read=dialect) if s is not None]
+        except Exception:  # noqa: BLE001 - any sqlglot failure: try the next dialect
+            continue
+    return []
+
+
+def _statement_items(statement: Any) -> Iterator[DdlItem]:
+    from sqlglot import exp
+
+    if isinstance(statement, exp.Create):
+        kind = str(statement.args.get("kind") or "").upper()
+        if kind == "TABLE" and isinstance(statement.this, exp.Schema):
+            yield from _create_table_items(statement.this, exp)
+        elif kind == "INDEX" and statement.args.get("unique") and isinstance(statement.this, exp.Index):
+            yield from _create_index_items(statement.this, exp)
+    elif isinstance(statement, exp.Alter):
+        table = _sql_name(statement.this)
+        for action in statement.args.get("actions") or ():
+            for unique in action.find_all(exp.UniqueColumnConstraint):
+                columns = _identifiers(unique.this)
+                if columns:
+                    yield ("unique", table, columns, ("ALTER TABLE ... ADD UNIQUE",))
+
+
+def _create_table_items(schema_node: Any, exp: Any) -> Iterator[DdlItem]:
+    table = _sql_name(schema_node.this)
+    for item in schema_node.expressions:
+        if isinstance(item, exp.ColumnDef):
+            yield from _column_def_items(table, item, exp)
+        elif isinstance(item, exp.Constraint):
+            for unique in item.find_all(exp.UniqueColumnConstraint):
+                yield ("unique", table, _identifiers(unique.this), (f"UNIQUE (...) in CREATE TABLE {table}",))
+        elif isinstance(item, exp.UniqueColumnConstraint):
+            yield ("unique", table, _identifiers(item.this), (f"UNIQUE (...) in CREATE TABLE {table}",))
+        elif isinstance(item, exp.PrimaryKey):
+            columns = tuple(_sql_name(e) for e in item.expressions)
+            yield ("unique", table, columns, (f"PRIMARY KEY (...) in CREATE TABLE {table}",))
+
+
+def _column_def_items(table: str, column_def: Any, exp: Any) -> Iterator[DdlItem]:
+    column = _sql_name(column_def.this)
+    type_name = _sql_type_name(column_def.args.get("kind"))
+    canonical_by = "a CITEXT column" if type_name.lower() in schema.CASE_INSENSITIVE_SQL_TYPES else ""
+    unique = ""
+    for constraint in column_def.args.get("constraints") or ():
+        kind = constraint.args.get("kind")
+        if isinstance(kind, exp.CollateColumnConstraint) and schema.CASE_INSENSITIVE_COLLATION.search(kind.sql()):
+            canonical_by = "a case-insensitive collation"
+        elif isinstance(kind, exp.UniqueColumnConstraint):
+            unique = "UNIQUE"
+        elif isinstance(kind, exp.PrimaryKeyColumnConstraint):
+            unique = "PRIMARY KEY"
+    is_text = type_name.upper() in schema.SQL_TEXT_TYPES or bool(canonical_by)
+    yield ("column", table, (column,), (TEXT if is_text else OTHER, canonical_by))
+    if unique:
+        yield ("unique", table, (column,), (f"{column} {unique} in CREATE TABLE {table}",))
+
+
+def _create_index_items(index: Any, exp: Any) -> Iterator[DdlItem]:
+    table = _sql_name(index.args.get("table"))
+    params = index.args.get("params")
+    plain: List[str] = []
+    for ordered in (params.args.get("columns") if params is not None else None) or ():
+        expression = ordered.this if isinstance(ordered, exp.Ordered) else ordered
+        columns = tuple(_sql_name(c) for c in expression.find_all(exp.Column))
+        if isinstance(expression, exp.Column):
+            plain.append(_sql_name(expression))
+        elif _canonicalizing_sql(expression, exp):
+            yield ("canonical", table, columns, (f"the functional unique index {_short(expression.sql())}",))
+    if plain:
+        yield ("unique", table, tuple(plain), ("CREATE UNIQUE INDEX",))
+
+
+def _canonicalizing_sql(expression: Any, exp: Any) -> bool:
+    if isinstance(expression, exp.Collate):
+        return bool(schema.CASE_INSENSITIVE_COLLATION.search(expression.sql()))
+    if isinstance(expression, (exp.Lower, exp.Upper)):
+        return True
+    name = expression.sql_name() if isinstance(expression, exp.Func) else ""
+    return name.lower() in schema.CANONICALIZING_SQL_FUNCTIONS
+
+
+def _sql_name(node: Any) -> str:
+    if node is None:
+        return ""
+    name = getattr(node, "name", "") or ""
+    return str(name)
+
+
+def _sql_type_name(datatype: Any) -> str:
+    if datatype is None:
+        return ""
+    text = datatype.sql()
+    return text.split("(", 1)[0].strip()
+
+
+def _identifiers(node: Any) -> Tuple[str, ...]:
+    if node is None:
+        return ()
+    return tuple(_sql_name(e) for e in getattr(node, "expressions", ()) or ())
+
+
+# -- small syntax helpers -------------------------------------------------------------------------
+
+def _suite(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
+    return body.body if isinstance(body, cst.IndentedBlock) else ()
+
+
+def _blocks(statement: cst.CSTNode) -> Iterator[Sequence[cst.CSTNode]]:
+    """The statement lists nested in a compound statement (if/for/while/with/try/match)."""
+    body = getattr(statement, "body", None)
+    if isinstance(body, cst.BaseSuite):
+        yield _suite(body)
+    for handler in getattr(statement, "handlers", ()) or ():
+        yield _suite(handler.body)
+    for case in getattr(statement, "cases", ()) or ():
+        yield _suite(case.body)
+    for attribute in ("orelse", "finalbody"):
+        extra = getattr(statement, attribute, None)
+        if isinstance(extra, cst.If):
+            yield [extra]
+        elif extra is not None and isinstance(getattr(extra, "body", None), cst.BaseSuite):
+            yield _suite(extra.body)
+
+
+def _small_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.BaseSmallStatement]:
+    for statement in body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            yield from statement.body
+        elif not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            for block in _blocks(statement):
+                yield from _small_statements(block)
+
+
+def _assignment(small: cst.BaseSmallStatement) -> Tuple[Optional[cst.BaseExpression], Optional[cst.BaseExpression], Optional[cst.BaseExpression]]:
+    """(target, annotation, value) of ``x = v`` / ``x: T = v``; Nones otherwise."""
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        return small.targets[0].target, None, small.value
+    if isinstance(small, cst.AnnAssign):
+        return small.target, small.annotation.annotation, small.value
+    return None, None, None
+
+
+def _positional(call: cst.Call) -> List[cst.BaseExpression]:
+    return [a.value for a in call.args if a.keyword is None and a.star == ""]
+
+
+def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return None
+
+
+def _true_keyword(call: cst.Call, names: FrozenSet[str]) -> str:
+    """The first of ``names`` passed as ``=True``, or ""."""
+    for arg in call.args:
+        if (arg.keyword is not None and arg.keyword.value in names
+                and isinstance(arg.value, cst.Name) and arg.value.value == "True"):
+            return arg.keyword.value
+    return ""
+
+
+def _string(node: Optional[cst.BaseExpression]) -> Optional[str]:
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        try:
+            value = node.evaluated_value
+        except Exception:  # noqa: BLE001 - odd prefixes
+            return None
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _sql_text(node: cst.BaseExpression) -> Optional[str]:
+    """A string's text; an f-string's placeholders become identifiers (``{TABLE}`` -> TABLE)."""
+    if isinstance(node, cst.FormattedString):
+        parts = []
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringText):
+                parts.append(part.value)
+            else:
+                parts.append(last_name(part.expression) or "x")
+        return "".join(parts)
+    return _string(node)
+
+
+def _elements(node: Optional[cst.BaseExpression]) -> List[cst.BaseExpression]:
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        return [e.value for e in node.elements]
+    return []
+
+
+def _string_groups(node: cst.BaseExpression) -> List[Tuple[str, ...]]:
+    """``unique_together``: ("a", "b") or [("a", "b"), ...]."""
+    items = _elements(node)
+    if items and all(_string(i) is not None for i in items):
+        return [tuple(_string(i) or "" for i in items)]
+    return [tuple(s for s in (_string(e) for e in _elements(i)) if s) for i in items]
+
+
+def _collection(receiver: cst.BaseExpression) -> str:
+    """``db.users`` -> users; ``db["users"]`` -> users; ``self.users`` -> users."""
+    if isinstance(receiver, cst.Attribute):
+        return receiver.attr.value
+    if isinstance(receiver, cst.Subscript) and len(receiver.slice) == 1:
+        index = receiver.slice[0].slice
+        if isinstance(index, cst.Index):
+            return _string(index.value) or ""
+    if isinstance(receiver, cst.Name):
+        return receiver.value
+    return ""
+
+
+def _mongo_keys(keys: Optional[cst.BaseExpression]) -> Tuple[str, ...]:
+    name = _string(keys)
+    if name:
+        return (name,)
+    out = []
+    for item in _elements(keys):
+        parts = _elements(item)
+        key = _string(parts[0]) if parts else _string(item)
+        if key:
+            out.append(key)
+    return tuple(out)
+
+
+def _mongo_case_insensitive(collation: cst.BaseExpression) -> bool:
+    text = code(collation)
+    return any(f"strength={s}" in text.replace(" ", "") or f"strength':{s}" in text.replace(" ", "")
+               or f'strength":{s}' in text.replace(" ", "") or f".{s}" in text
+               for s in schema.MONGO_CASE_INSENSITIVE_STRENGTHS)
+
+
+def _case_insensitive_collation(call: cst.Call) -> bool:
+    for key in ("db_collation", "collation"):
+        value = _keyword(call, key)
+        if value is not None and schema.CASE_INSENSITIVE_COLLATION.search(code(value)):
+            return True
+    return False
+
+
+def _ci_class(name: str) -> bool:
+    """``CICharField``/``CIEmailField`` (django.contrib.postgres): case-insensitive."""
+    return name.startswith("CI") and name[2:3].isupper()
+
+
+def _annotation_is_text(annotation: cst.BaseExpression) -> bool:
+    """``Mapped[str]``, ``Mapped[Optional[str]]``, ``str``, ``Optional[str]``, ``str | None``."""
+    text = code(annotation).replace(" ", "")
+    for name in schema.TEXT_ANNOTATIONS:
+        for before in ("[", "", "|", ","):
+            for after in ("]", "", "|", ","):
+                if f"{before}{name}{after}" == text or f"{before}{name}{after}" in text and before and after:
+                    return True
+    return False
+
+
+def _impl_is_text(node: cst.ClassDef) -> bool:
+    """A TypeDecorator with ``impl = String`` (or ``String(255)``)."""
+    for small in _small_statements(_suite(node.body)):
+        target, _, value = _assignment(small)
+        if isinstance(target, cst.Name) and target.value == "impl" and value is not None:
+            type_expr = value.func if isinstance(value, cst.Call) else value
+            return last_name(type_expr) in schema.TEXT_COLUMN_TYPES
+    return False
+
+
+def _validated_fields(node: cst.FunctionDef) -> Optional[List[str]]:
+    """Fields a validator/setter method converts: ``@validates("email")``,
+    ``@field_validator("email")``, ``@email.setter`` (-> email and _email); None otherwise."""
+    for decorator in node.decorators:
+        expr = decorator.decorator
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "setter":
+            name = last_name(expr.value)
+            return [name, f"_{name}"]
+        if isinstance(expr, cst.Call) and last_name(expr.func) in schema.VALIDATOR_DECORATORS:
+            return [s for s in (_string(a) for a in _positional(expr)) if s]
+    return None
+
+
+def _calls_canonicalizer(node: cst.CSTNode, config: Config) -> bool:
+    """Whether the subtree calls lower()/slugify()/a normalizer; small subtrees only (a
+    method body, an assigned value)."""
+    stack: List[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call):
+            name = last_name(current.func)
+            if name in schema.CANONICALIZING_CALLS or is_normalizer_name(name, config):
+                return True
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and current is not node:
+            continue
+        stack.extend(current.children)
+    return False
+
+
+def _short(text: str, limit: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def entity_label(declaration: Declaration, column: str) -> str:
+    return f"{declaration.entity}.{column}"
+
+
+__all__ = ["CONSTRAINT", "FIELD", "Declaration", "UncanonicalKey", "configured_cover", "ddl_items",
+           "entity_label", "uncanonical_keys"]
