@@ -55,18 +55,30 @@ def clear_cache() -> None:
 
 def load_config(start: str = ".") -> Config:
     """The configuration for a file or directory: the nearest pyproject.toml walking up from
-    it. Without one, defaults rooted at the start directory. Cached per directory."""
+    it. Without one, defaults rooted at the start directory's import root. Cached per directory."""
     directory = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
     if directory not in _BY_DIRECTORY:
         pyproject = find_pyproject(directory)
         _BY_DIRECTORY[directory] = (
-            _load_cached(pyproject) if pyproject else Config(root=directory))
+            _load_cached(pyproject) if pyproject else Config(root=import_root(directory)))
     return _unwrap(_BY_DIRECTORY[directory])
 
 
 def load_config_file(path: str) -> Config:
     """The configuration in an explicitly named pyproject.toml."""
     return _unwrap(_load_cached(os.path.abspath(path)))
+
+
+def import_root(directory: str) -> str:
+    """Without a pyproject.toml, the project root is the first directory above the file's
+    packages (the one without ``__init__.py``), so ``app/tasks.py`` is module ``app.tasks``."""
+    current = os.path.abspath(directory)
+    while os.path.isfile(os.path.join(current, "__init__.py")):
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    return current
 
 
 def find_pyproject(directory: str) -> Optional[str]:

@@ -8,6 +8,7 @@ the nodes that appear in a finding.
 from __future__ import annotations
 
 import io
+import os
 import re
 import sys
 import tokenize
@@ -19,6 +20,7 @@ from keydrift.analysis.facts import RawFinding
 from keydrift.analysis.keyflow import ModuleFacts
 from keydrift.analysis.module import analyze
 from keydrift.analysis.project import module_name_for, project_index
+from keydrift.config import import_root
 from keydrift.analysis.positions import resolve_positions
 from keydrift.rules import ALL_RULES, rule_selected
 from keydrift.types import Config, Finding
@@ -87,6 +89,19 @@ def check_source(source: Union[str, bytes], path: str, config: Optional[Config] 
         sys.setrecursionlimit(old_limit)
 
 
+def _absolute_path(path: str, config: Config) -> str:
+    """Where the analyzed file is: relative paths are taken from the working directory, or from
+    the project root when that is where the file is."""
+    if os.path.isabs(path):
+        return path
+    here = os.path.abspath(path)
+    if not os.path.exists(here) and config.root:
+        rooted = os.path.join(os.path.abspath(config.root), path)
+        if os.path.exists(rooted):
+            return rooted
+    return here
+
+
 def _mentions_normalizer(text: str, config: Config) -> bool:
     return any(name.rsplit(".", 1)[-1] in text for name in config.normalizers)
 
@@ -95,9 +110,12 @@ def _check_text(text: str, path: str, config: Config, has_database: bool) -> Lis
     module = cst.parse_module(text)
     raw: List[RawFinding] = []
     project = project_index(config, use_cache=config.cache)
-    module_name, is_package = module_name_for(path, project.root)
-    analysis = analyze(module, path, config, project, module_name, is_package)
-    facts = analysis.facts() if has_database else ModuleFacts(module, path, config, analysis.info)
+    file = _absolute_path(path, config)
+    module_name, is_package = module_name_for(file, project.root)
+    if not module_name:
+        module_name, is_package = module_name_for(file, import_root(os.path.dirname(file)))
+    analysis = analyze(module, path, config, project, module_name, is_package, file)
+    facts = analysis.facts() if has_database else ModuleFacts(module, path, config, analysis.info, analysis=analysis)
     for rule in ALL_RULES:
         if rule_selected(rule.CODE, config):
             raw.extend(rule().check(facts))

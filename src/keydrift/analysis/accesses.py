@@ -198,7 +198,7 @@ def _sql_value(expr: cst.BaseExpression, ctx: Context) -> Value:
         kind = sqla.SQL_FUNCTION_KINDS.get(last_name(expr.func))
         if kind is not None and dotted_name(expr.func).startswith(("func.", "sa.func.", "sqlalchemy.func.", "fn.")):
             inner = _sql_value(positional_args(expr)[0], ctx)
-            return inner.then(Step(kind, f"SQL {last_name(expr.func)}()"), code(expr))
+            return inner.then(Step(kind, f"SQL {last_name(expr.func)}()", expr), code(expr))
     return ctx.eval(expr)
 
 

@@ -25,10 +25,12 @@ FETCH = "fetch"  # the result of a fetch / redirect resolution itself
 
 @dataclass(frozen=True)
 class Step:
-    """One transformation applied to a value, e.g. Step("case", ".lower()")."""
+    """One transformation applied to a value, e.g. Step("case", ".lower()"). ``node`` is the
+    expression that applies it (in the module being analyzed), for rules that report there."""
 
     kind: str
     label: str
+    node: Optional[cst.CSTNode] = field(default=None, compare=False, hash=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -109,6 +109,7 @@ class ModuleFacts:
     info: ModuleInfo
     accesses: List[KeyAccess] = field(default_factory=list)
     mismatches: List[Mismatch] = field(default_factory=list)
+    analysis: object = None  # the ModuleAnalysis (imports, functions, project index)
 
 
 class FunctionWalker(Context):

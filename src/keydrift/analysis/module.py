@@ -3,13 +3,15 @@ in this module, or through imports in the project index."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from keydrift.analysis import pairing
-from keydrift.analysis.facts import KeyAccess, Value
+from keydrift.analysis.boundary import is_known_normalizer
+from keydrift.analysis.facts import NORMALIZER, KeyAccess, Step, Value
 from keydrift.analysis.keyflow import FunctionWalker, ModuleFacts, module_info
 from keydrift.analysis.summaries import FunctionSummary, summarize_access, summarize_return
 from keydrift.analysis.values import dotted_name, last_name
@@ -102,12 +104,13 @@ class ModuleAnalysis:
     sees its callees' summaries wherever they are defined."""
 
     def __init__(self, module: cst.Module, path: str, config: Config, project: object = None,
-                 module_name: str = "", is_package: bool = False) -> None:
+                 module_name: str = "", is_package: bool = False, file: str = "") -> None:
         self.module = module
         self.path = path
         self.config = config
         self.project = project
         self.module_name = module_name
+        self.file = file or os.path.abspath(path)  # where imports are looked up from
         self.info = module_info(module)
         self.units = {u.name: u for u in function_units(module.body)}
         self.classes = {n.name.value for n in module.body if isinstance(n, cst.ClassDef)}
@@ -147,7 +150,7 @@ class ModuleAnalysis:
         return summary
 
     def facts(self) -> ModuleFacts:
-        facts = ModuleFacts(self.module, self.path, self.config, self.info)
+        facts = ModuleFacts(self.module, self.path, self.config, self.info, analysis=self)
         for name in ["<module>", *self.units]:
             walker = self.walker(name)
             facts.accesses.extend(walker.accesses)
@@ -207,7 +210,7 @@ class ModuleAnalysis:
     def _external(self, module: str, qualified: str, label: str) -> Optional[Resolved]:
         if self.project is None or not qualified:
             return None
-        summary = self.project.summary(module, qualified)  # type: ignore[attr-defined]
+        summary = self.project.summary(module, qualified, self.file)  # type: ignore[attr-defined]
         return Resolved(summary, label, False) if summary is not None else None
 
     # -- importing a summary at a call site -------------------------------------------------
@@ -228,7 +231,8 @@ class ModuleAnalysis:
                     continue
                 value = Value(frozenset(o + access.suffix for o in value.origins), (), value.text + access.suffix)
             else:
-                value = Value(value.origins, value.steps + access.steps, value.text)
+                steps = tuple(Step(s.kind, s.label) for s in access.steps)  # nodes stay in the callee
+                value = Value(value.origins, value.steps + steps, value.text)
             imported.append(KeyAccess(
                 access.kind, access.entity, access.field, value, call, access.role, call_id,
                 access.absorbs | self.info.field_absorbs.get((access.entity, access.field), frozenset()),
@@ -248,7 +252,13 @@ class ModuleAnalysis:
             return None
         origins = frozenset().union(*(v.origins for v in carriers))
         result_of = text if returns.is_result else ""
-        return Value(origins, carriers[0].steps + returns.steps, text, result_of)
+        if is_known_normalizer(resolved.summary.name, self.config.normalizers):
+            # a normalizer is one step, named for it, at this call
+            step = Step(NORMALIZER, f"{resolved.summary.name.rsplit('.', 1)[-1]}()", call)
+            return Value(origins, carriers[0].steps + (step,), text, result_of)
+        # the callee's own steps: their nodes belong to the callee, not to this call
+        steps = tuple(Step(s.kind, s.label) for s in returns.steps)
+        return Value(origins, carriers[0].steps + steps, text, result_of)
 
 
 def _arguments(call: cst.Call, params: Tuple[str, ...]) -> Dict[int, cst.BaseExpression]:
@@ -266,5 +276,5 @@ def _arguments(call: cst.Call, params: Tuple[str, ...]) -> Dict[int, cst.BaseExp
 
 
 def analyze(module: cst.Module, path: str, config: Config, project: object = None,
-            module_name: str = "", is_package: bool = False) -> ModuleAnalysis:
-    return ModuleAnalysis(module, path, config, project, module_name, is_package)
+            module_name: str = "", is_package: bool = False, file: str = "") -> ModuleAnalysis:
+    return ModuleAnalysis(module, path, config, project, module_name, is_package, file)

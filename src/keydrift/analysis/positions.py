@@ -25,14 +25,15 @@ def resolve_positions(module: cst.Module, raw: Iterable[RawFinding], path: str) 
     positions: Dict[cst.CSTNode, CodeRange] = dict(wrapper.resolve(PositionProvider))
     findings = []
     for item in raw:
-        where = positions[item.node]
-        related = tuple(
-            Location(path, positions[node].start.line, positions[node].start.column, note)
-            for node, note in item.related
-        )
+        where = positions.get(item.node)
+        if where is None:
+            continue  # a node of another module: never report at a position we cannot name
+        located = [(positions.get(node), note) for node, note in item.related]
         message = item.message
-        for index, location in enumerate(related):
-            message = message.replace(line_ref(index), str(location.line))
+        for index, (span, _) in enumerate(located):
+            message = message.replace(line_ref(index), str(span.start.line) if span else "?")
+        related = tuple(Location(path, span.start.line, span.start.column, note)
+                        for span, note in located if span is not None)
         findings.append(Finding(
             code=item.code,
             message=message,

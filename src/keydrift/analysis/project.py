@@ -100,24 +100,48 @@ class ProjectIndex:
         self.root = os.path.abspath(root)
         self.config = config
         self.cache = DiskCache(os.path.join(self.root, CACHE_DIRECTORY) if use_cache else None)
-        # module -> (its deps' hashes, summaries); revalidated on use, so a long-lived process
+        # module file -> (its deps' hashes, summaries); revalidated on use, so a long-lived process
         # (an editor server) never serves summaries of a file edited since
         self.modules: Dict[str, Tuple[Dict[str, str], Dict[str, FunctionSummary]]] = {}
         self.hashes: Dict[Tuple[str, int, int], str] = {}
+        self.paths: Dict[Tuple[str, str], Optional[str]] = {}
         self.building: List[Tuple[str, Dict[str, str]]] = []  # modules being summarized, with their deps
         self.config_key = _digest(repr((config.normalizers, config.boundary)).encode())
 
-    def summary(self, module_name: str, qualified: str) -> Optional[FunctionSummary]:
-        return self.module_summaries(module_name).get(qualified)
+    def summary(self, module_name: str, qualified: str, near: str = "") -> Optional[FunctionSummary]:
+        return self.module_summaries(module_name, near).get(qualified)
 
-    def path_for(self, module_name: str) -> Optional[str]:
+    def path_for(self, module_name: str, near: str = "") -> Optional[str]:
+        """The file of a module, looked up as Python would from the importing file: in the
+        directories above it (nearest first, up to the repository root), then the project root."""
+        key = (module_name, os.path.dirname(near))
+        if key not in self.paths:
+            self.paths[key] = self._find_module(module_name, near)
+        return self.paths[key]
+
+    def _find_module(self, module_name: str, near: str) -> Optional[str]:
         relative = module_name.replace(".", os.sep)
-        for source_root in _SOURCE_ROOTS:
-            base = os.path.join(self.root, source_root, relative)
-            for candidate in (base + ".py", os.path.join(base, "__init__.py")):
-                if os.path.isfile(candidate):
-                    return candidate
+        for root in self._search_roots(near):
+            for source_root in _SOURCE_ROOTS:
+                base = os.path.join(root, source_root, relative)
+                for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+                    if os.path.isfile(candidate):
+                        return candidate
         return None
+
+    def _search_roots(self, near: str) -> List[str]:
+        roots: List[str] = []
+        current = os.path.dirname(os.path.abspath(near)) if near else ""
+        while current:
+            roots.append(current)
+            parent = os.path.dirname(current)
+            if parent == current or current == self.root or any(
+                    os.path.exists(os.path.join(current, marker)) for marker in (".git", ".hg")):
+                break
+            current = parent
+        if self.root not in roots:
+            roots.append(self.root)
+        return roots
 
     def file_hash(self, path: str) -> Optional[str]:
         try:
@@ -130,14 +154,14 @@ class ProjectIndex:
             return None
         return self.hashes[key]
 
-    def module_summaries(self, module_name: str) -> Dict[str, FunctionSummary]:
-        path = self.path_for(module_name) if module_name else None
+    def module_summaries(self, module_name: str, near: str = "") -> Dict[str, FunctionSummary]:
+        path = self.path_for(module_name, near) if module_name else None
         if path is None:
             return {}
         digest = self.file_hash(path)
         if self.building:
             self.building[-1][1][path] = digest or ""
-        known = self.modules.get(module_name)
+        known = self.modules.get(path)
         if known is not None and self._dependencies_unchanged(known[0]):
             if self.building:
                 self.building[-1][1].update(known[0])
@@ -145,7 +169,7 @@ class ProjectIndex:
         if any(name == module_name for name, _ in self.building) or digest is None:
             return {}  # an import cycle, or an unreadable file
         deps, summaries = self._load_or_build(module_name, path, digest)
-        self.modules[module_name] = (deps, summaries)
+        self.modules[path] = (deps, summaries)
         return summaries
 
     def _load_or_build(self, module_name: str, path: str,
@@ -188,7 +212,7 @@ class ProjectIndex:
             return {}
         relative = os.path.relpath(path, self.root).replace(os.sep, "/")
         analysis = ModuleAnalysis(module, relative, self.config, self, module_name,
-                                  os.path.basename(path) == "__init__.py")
+                                  os.path.basename(path) == "__init__.py", path)
         summaries = {}
         for name in analysis.units:
             try:

@@ -166,7 +166,7 @@ class Evaluator:
             return _rederive(receiver, text, f"{receiver.result_of}.{method}()")
         if method == "format" and _string_literal(func.value) is not None:
             carried = merge_arguments(self._args(node), text)
-            return carried.then(Step(FORMAT, "str.format()"), text) if carried else constant(text)
+            return carried.then(Step(FORMAT, "str.format()", node), text) if carried else constant(text)
         return self._function_call(node, qualified or method, text, receiver_is_object=True)
 
     def _string_method_step(self, node: cst.Call, method: str) -> Optional[Step]:
@@ -174,12 +174,12 @@ class Evaluator:
         args = [code(a.value) for a in node.args]
         label = _short(f".{method}({', '.join(args)})")
         if method == "encode" and any("idna" in a.lower() for a in args):
-            return Step(IDNA, label)
+            return Step(IDNA, label, node)
         if kind is None:
             return None
         if method in ("strip", "rstrip", "lstrip") and any("/" in a for a in args):
-            return Step(SLASH, label)
-        return Step(kind, label)
+            return Step(SLASH, label, node)
+        return Step(kind, label, node)
 
     def _function_call(self, node: cst.Call, name: str, text: str,
                        receiver_is_object: bool = False) -> Value:
@@ -193,10 +193,10 @@ class Evaluator:
         kind = self._transform_kind(name, short_name)
         label = f"{_short(name)}()"
         if kind == FETCH:
-            return carried.then(Step(FETCH, label), text, result_of=_short(text))
+            return carried.then(Step(FETCH, label, node), text, result_of=_short(text))
         if kind is not None:
-            return carried.then(Step(kind, label), text)
-        return carried.then(Step(CALL, label), text, result_of=_short(text))
+            return carried.then(Step(kind, label, node), text)
+        return carried.then(Step(CALL, label, node), text, result_of=_short(text))
 
     def _transform_kind(self, name: str, short_name: str) -> Optional[str]:
         if name in transforms.QUALIFIED_FUNCTIONS:
@@ -218,7 +218,7 @@ class Evaluator:
             return constant(text)
         if len(parts) == 1 and not literal and parts[0].format_spec is None and parts[0].conversion is None:
             return Value(carried.origins, carried.steps, text)
-        return carried.then(Step(FORMAT, "f-string"), text)
+        return carried.then(Step(FORMAT, "f-string", node), text)
 
     def _binary(self, node: cst.BinaryOperation) -> Value:
         text = code(node)
@@ -228,7 +228,7 @@ class Evaluator:
         if carried is None:
             return constant(text)
         label = "string concatenation" if isinstance(node.operator, cst.Add) else "%-formatting"
-        return carried.then(Step(FORMAT, label), text)
+        return carried.then(Step(FORMAT, label, node), text)
 
     def _boolean(self, node: cst.BooleanOperation) -> Value:
         left = self.eval(node.left)

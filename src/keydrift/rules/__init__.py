@@ -17,6 +17,9 @@ from keydrift.rules.kd104_key_transformed_differently import KeyTransformedDiffe
 from keydrift.rules.kd105_lookup_differs_from_defaults import LookupDiffersFromDefaults
 from keydrift.rules.kd106_key_reassigned_after_lookup import KeyReassignedAfterLookup
 from keydrift.rules.kd107_key_rewritten_on_save import KeyRewrittenOnSave
+from keydrift.rules.kd201_normalizer_outside_boundary import NormalizerOutsideBoundary
+from keydrift.rules.kd202_adhoc_key_normalization import AdHocKeyNormalization
+from keydrift.rules.kd203_divergent_normalizations import DivergentNormalizations
 from keydrift.rules.kd900_file_not_analyzed import FileNotAnalyzed, FileNotParsed
 from keydrift.types import Config
 
@@ -28,6 +31,9 @@ ALL_RULES: Tuple[Type[Rule], ...] = (
     LookupDiffersFromDefaults,
     KeyReassignedAfterLookup,
     KeyRewrittenOnSave,
+    NormalizerOutsideBoundary,
+    AdHocKeyNormalization,
+    DivergentNormalizations,
     FileNotParsed,
     FileNotAnalyzed,
 )

@@ -1,0 +1,93 @@
+"""The boundary: the module(s) where values become records, and where normalization belongs.
+
+Configured: ``[tool.keydrift] boundary`` lists module names or globs (``app.models``,
+``app.repositories.*``); a module matches a name when it is that module or inside it.
+Zero-config: an entity's boundary is the module that defines it (its model class, found
+through the imports), plus methods of model, manager, queryset and repository classes, plus a
+normalizer's own module.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from fnmatch import fnmatchcase
+from typing import Iterable, Optional, Tuple
+
+from keydrift.frameworks import transforms
+
+# Classes whose methods are part of the boundary (they are where records are made).
+BOUNDARY_CLASS = re.compile(r"(Model|Manager|QuerySet|Queryset|Repository|Repo|Store|DAO|Dao|Mapper|Document)$")
+
+
+def module_matches(module_name: str, patterns: Iterable[str]) -> bool:
+    for pattern in patterns:
+        if fnmatchcase(module_name, pattern) or module_name == pattern or module_name.startswith(pattern + "."):
+            return True
+    return False
+
+
+def is_known_normalizer(name: str, configured: Iterable[str]) -> bool:
+    short = name.rsplit(".", 1)[-1]
+    if any(name == c or short == c.rsplit(".", 1)[-1] for c in configured):
+        return True
+    return bool(transforms.NORMALIZER_NAME.search(short)) or short in transforms.FUNCTIONS and \
+        transforms.FUNCTIONS[short] == "normalizer"
+
+
+class Boundary:
+    """Answers "is this code inside the boundary for this entity?" for one module."""
+
+    def __init__(self, analysis: object) -> None:
+        self.analysis = analysis
+        self.config = analysis.config  # type: ignore[attr-defined]
+        self.module_name: str = analysis.module_name  # type: ignore[attr-defined]
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.config.boundary)
+
+    def defining_module(self, entity: str) -> Optional[str]:
+        """The module an entity's class comes from, when the project defines it."""
+        if entity in self.analysis.classes:  # type: ignore[attr-defined]
+            return self.module_name or "this module"
+        imported = self.analysis.imports.get(entity)  # type: ignore[attr-defined]
+        if imported is None or not imported[1]:
+            return None
+        module = imported[0]
+        project = self.analysis.project  # type: ignore[attr-defined]
+        if project is None:
+            return None
+        path = project.path_for(module, self.analysis.file)  # type: ignore[attr-defined]
+        if path is None:
+            return None  # a library's model (django.contrib.auth): no project boundary
+        if os.path.abspath(path) == os.path.abspath(self.analysis.file):  # type: ignore[attr-defined]
+            return self.module_name or "this module"
+        return module
+
+    def inside(self, function: str, entity: str = "") -> Optional[bool]:
+        """True inside the boundary, False outside, None when it cannot be told (zero-config
+        and the entity's home is unknown)."""
+        if self.configured:
+            return module_matches(self.module_name, self.config.boundary)
+        if self._in_boundary_class(function):
+            return True
+        home = self.defining_module(entity) if entity else None
+        if home is None:
+            return None
+        return home == (self.module_name or "this module")
+
+    def describe(self, entity: str = "") -> str:
+        if self.configured:
+            return ", ".join(self.config.boundary)
+        home = self.defining_module(entity) if entity else None
+        return home or "the module that defines the model"
+
+    def _in_boundary_class(self, function: str) -> bool:
+        unit = self.analysis.units.get(function)  # type: ignore[attr-defined]
+        class_name = unit.class_name if unit is not None else ""
+        return bool(class_name) and (bool(BOUNDARY_CLASS.search(class_name)) or class_name in self._model_classes())
+
+    def _model_classes(self) -> Tuple[str, ...]:
+        info = self.analysis.info  # type: ignore[attr-defined]
+        return tuple(entity for entity, _ in info.rewrites) + tuple(info.primary_keys)

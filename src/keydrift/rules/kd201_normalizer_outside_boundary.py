@@ -1,0 +1,127 @@
+"""KD201: a normalizer is called outside the boundary where values become records."""
+
+from __future__ import annotations
+
+from typing import Dict, Iterator, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from keydrift.analysis.boundary import Boundary, module_matches
+from keydrift.analysis.facts import RawFinding
+from keydrift.analysis.values import dotted_name
+from keydrift.rules._base import Rule
+from keydrift.rules._kd2 import NORMALIZER_CALLS, callee_name, normalization_sites, steps_in_mismatches
+
+
+class NormalizerOutsideBoundary(Rule):
+    """A key normalizer is called outside the boundary module(s).
+
+    ## What it does
+    Reports calls of a normalizer outside the modules where values become records. A
+    normalizer is a function listed in `[tool.keydrift] normalizers` (every call counts), or,
+    without configuration, a function whose name says so (`normalize*`, `canonical*`,
+    `canonicalize*`, `clean_*url*`, `sanitize_*url|email|key|name*`) or a well-known library
+    normalizer (`normalize_email`, `canonicalize_url`, `url_normalize`, `unicodedata.normalize`,
+    `idna.encode`, `slugify`) whose result reaches a database key.
+
+    The boundary is `[tool.keydrift] boundary`; without it, the module that defines the
+    entity's model, methods of model/manager/queryset/repository classes, and the
+    normalizer's own module.
+
+    ## Why is this bad?
+    Normalizer calls scattered across jobs, views and audits are key drift waiting to happen:
+    the next code path that reads or writes the same records forgets the call, or calls
+    another normalizer, and the keys no longer match.
+
+    ## Example
+    ```python
+    # app/tasks.py
+    def refresh(url):
+        page = Page.objects.filter(url=normalize_url(url)).first()
+    ```
+
+    ## Use instead
+    Normalize once where the value becomes a record (a model `save()`, a manager method, the
+    repository), and pass raw values everywhere else:
+    ```python
+    # app/models.py
+    class PageManager(models.Manager):
+        def for_url(self, url):
+            return self.filter(url=normalize_url(url)).first()
+    ```
+
+    ## Known problems
+    Without configuration the rule only speaks when it can tell the boundary (the entity's
+    model is defined in the project) and the normalized value reaches a key. Calls that are
+    part of a KD1 finding are reported there instead.
+
+    ## Configuration
+    `boundary` (module names or globs) and `normalizers` (qualified names) in `[tool.keydrift]`.
+    """
+
+    CODE = "KD201"
+    NAME = "normalizer-outside-boundary"
+    SUMMARY = "normalizer called outside the boundary modules"
+
+    def check(self, facts: object) -> Iterator[RawFinding]:
+        analysis = getattr(facts, "analysis", None)
+        if analysis is None:
+            return
+        boundary = Boundary(analysis)
+        reported: Set[int] = steps_in_mismatches(facts)
+        for access, step in normalization_sites(facts):
+            if step.kind not in NORMALIZER_CALLS or id(step.node) in reported:
+                continue
+            name = callee_name(step)
+            if not name or self._own_module(analysis, name):
+                continue
+            if boundary.inside(access.function, access.entity) is False:
+                reported.add(id(step.node))
+                yield self._finding(facts, step.node, name, boundary.describe(access.entity),
+                                    f"{access.entity}.{access.field}" if access.field != "*" else access.entity)
+        if analysis.config.normalizers and boundary.configured and not boundary.inside("", ""):
+            for node, name in configured_calls(analysis):
+                if id(node) not in reported:
+                    reported.add(id(node))
+                    yield self._finding(facts, node, name, boundary.describe(), "the value")
+
+    @staticmethod
+    def _own_module(analysis: object, name: str) -> bool:
+        return name in analysis.units  # type: ignore[attr-defined]
+
+    def _finding(self, facts: object, node: cst.CSTNode, name: str, where: str, what: str) -> RawFinding:
+        path = getattr(facts, "path", "")
+        return RawFinding(
+            code=self.CODE,
+            message=(f"{self.CODE} {name}() is called in {path}, outside the boundary ({where}): "
+                     f"normalize where {what} becomes a record, once"),
+            node=node,
+            fingerprint=(self.CODE, name, what),
+        )
+
+
+def configured_calls(analysis: object) -> List[Tuple[cst.Call, str]]:
+    """Calls, anywhere in the module, of a normalizer named in the configuration."""
+    configured = tuple(analysis.config.normalizers)  # type: ignore[attr-defined]
+    imports: Dict[str, Tuple[str, str]] = analysis.imports  # type: ignore[attr-defined]
+    found: List[Tuple[cst.Call, str]] = []
+    stack: List[cst.CSTNode] = [analysis.module]  # type: ignore[attr-defined]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call):
+            qualified = _qualified(dotted_name(node.func), imports)
+            if qualified and qualified in configured:
+                found.append((node, qualified.rsplit(".", 1)[-1]))
+        stack.extend(reversed(node.children))
+    return found
+
+
+def _qualified(name: str, imports: Dict[str, Tuple[str, str]]) -> Optional[str]:
+    if not name:
+        return None
+    head, _, rest = name.partition(".")
+    if head in imports:
+        module, symbol = imports[head]
+        base = f"{module}.{symbol}" if symbol else module
+        return f"{base}.{rest}" if rest else base
+    return name

@@ -1,0 +1,73 @@
+"""KD202: a key is normalized by hand (``.lower()``, ``.strip()``...) outside the boundary."""
+
+from __future__ import annotations
+
+from typing import Iterator, Set
+
+from keydrift.analysis.boundary import Boundary
+from keydrift.analysis.facts import RawFinding
+from keydrift.rules._base import Rule
+from keydrift.rules._kd2 import NORMALIZER_CALLS, normalization_sites, steps_in_mismatches
+
+
+class AdHocKeyNormalization(Rule):
+    """A key is normalized by hand outside the configured boundary.
+
+    ## What it does
+    With `[tool.keydrift] boundary` configured, reports `.lower()`, `.casefold()`,
+    `.strip()`, `.rstrip("/")`, `removeprefix("www.")`, `urljoin`/`urlunsplit` rebuilding or IDNA
+    encoding applied to a value that reaches a read or write key of a database entity, in a
+    module outside the boundary. `.lower()` for display, logging, comparisons or HTTP requests
+    never reaches a key and is not reported.
+
+    ## Why is this bad?
+    A hand-written normalization is a second normalizer: it will differ from the boundary's in
+    some input (`ß`, a trailing `/`, `www.`), and the keys drift apart.
+
+    ## Example
+    ```python
+    # app/views.py (boundary = ["app.models"])
+    def profile(request, handle):
+        user = User.objects.get(handle=handle.lower())
+    ```
+
+    ## Use instead
+    Call the boundary's normalizer, or a manager method that applies it:
+    ```python
+    user = User.objects.get_by_handle(handle)
+    ```
+
+    ## Known problems
+    Only reported when a boundary is configured: without one, normalizing a key once before
+    both its read and its write is a reasonable local choice. Normalizations that are part of a
+    KD1 finding are reported there instead.
+
+    ## Configuration
+    `boundary` in `[tool.keydrift]`.
+    """
+
+    CODE = "KD202"
+    NAME = "adhoc-key-normalization"
+    SUMMARY = "key normalized by hand outside the boundary"
+
+    def check(self, facts: object) -> Iterator[RawFinding]:
+        analysis = getattr(facts, "analysis", None)
+        if analysis is None or not analysis.config.boundary:
+            return
+        boundary = Boundary(analysis)
+        if boundary.inside(""):
+            return
+        reported: Set[int] = steps_in_mismatches(facts)
+        for access, step in normalization_sites(facts):
+            if step.kind in NORMALIZER_CALLS or id(step.node) in reported:
+                continue
+            reported.add(id(step.node))
+            target = access.entity if access.field == "*" else f"{access.entity}.{access.field}"
+            yield RawFinding(
+                code=self.CODE,
+                message=(f"{self.CODE} {step.label} normalizes the key {target} in "
+                         f"{getattr(facts, 'path', '')}, outside the boundary ({boundary.describe()}): "
+                         f"normalize it there, once"),
+                node=step.node,
+                fingerprint=(self.CODE, access.entity, access.field, step.label, access.function),
+            )

@@ -1,0 +1,78 @@
+"""KD203: one key field is normalized in two different ways in different places."""
+
+from __future__ import annotations
+
+from typing import Dict, Iterator, List, Tuple
+
+from keydrift.analysis.facts import KeyAccess, RawFinding, Step
+from keydrift.analysis.pairing import canonical_step
+from keydrift.analysis.positions import line_ref
+from keydrift.rules._base import Rule
+from keydrift.rules._kd2 import NORMALIZING, normalization_sites
+
+Signature = Tuple[Tuple[str, str], ...]
+
+
+class DivergentNormalizations(Rule):
+    """The same key field is normalized differently in different functions.
+
+    ## What it does
+    Collects, for each entity and key field, the normalizations applied to the values that
+    reach it (`lower()` here, `casefold()` there; `normalize_url()` in one function, a
+    hand-written `rstrip("/")` in another) and reports each divergent site, naming the other.
+
+    ## Why is this bad?
+    Two normalizations agree on most inputs and disagree on some. The records written through
+    one path are then invisible to lookups through the other.
+
+    ## Example
+    ```python
+    def signup(email):
+        User.objects.create(email=email.lower())
+
+    def login(email):
+        return User.objects.filter(email=email.casefold()).first()
+    ```
+
+    ## Use instead
+    One normalizer, called at the boundary, used by every path.
+
+    ## Known problems
+    Sites are compared within one module. Two normalizations inside one function are KD104.
+    """
+
+    CODE = "KD203"
+    NAME = "divergent-normalizations"
+    SUMMARY = "one key field normalized in two different ways"
+
+    def check(self, facts: object) -> Iterator[RawFinding]:
+        sites: Dict[Tuple[str, str], Dict[Signature, Tuple[KeyAccess, Step]]] = {}
+        for access, step in normalization_sites(facts):
+            signature = _signature(access)
+            if signature:
+                sites.setdefault((access.entity, access.field), {}).setdefault(signature, (access, step))
+        for (entity, field), by_signature in sites.items():
+            if len(by_signature) < 2 or len({a.function for a, _ in by_signature.values()}) < 2:
+                continue
+            items: List[Tuple[Signature, Tuple[KeyAccess, Step]]] = list(by_signature.items())
+            for index, (signature, (access, step)) in enumerate(items):
+                other_signature, (other, other_step) = items[index - 1] if index else items[1]
+                target = entity if field == "*" else f"{entity}.{field}"
+                yield RawFinding(
+                    code=self.CODE,
+                    message=(f"{self.CODE} {target} is normalized with {_text(signature)} here but with "
+                             f"{_text(other_signature)} in {other.function}() (line {line_ref(0)}): "
+                             f"use one normalizer for every path"),
+                    node=step.node,
+                    related=((other_step.node, f"normalized with {_text(other_signature)}"),),
+                    fingerprint=(self.CODE, entity, field, _text(signature), access.function),
+                )
+
+
+def _signature(access: KeyAccess) -> Signature:
+    return tuple(canonical_step(s) for s in access.value.steps
+                 if s.kind in NORMALIZING and s.kind not in access.absorbs)
+
+
+def _text(signature: Signature) -> str:
+    return " then ".join(label if label.endswith(")") else f".{label}()" for _, label in signature)
