@@ -28,9 +28,12 @@ from keydrift.types import Config, Finding
 # Vocabulary of the database layers keydrift understands. A file with none of it cannot hold
 # a read or a write, so it is never parsed (a libcst parse costs ~10x ast.parse).
 DATABASE_VOCABULARY = re.compile(
-    r"\.objects\b|_or_create\b|bulk_create\b|\.filter(?:_by)?\s*\(|\.execute(?:many)?\s*\("
-    r"|\bsession\b|\b(?:insert|select|update|delete)\s*\(|\.save\s*\(|\.where\s*\("
-    r"|\.query\s*\(|\.merge\s*\(|\.add\s*\("
+    r"\.objects\b|_or_create\b|bulk_create\b|_or_none\b|\.filter(?:_by)?\s*\(|\.execute(?:many)?\s*\("
+    r"|\bsession\b|(?<![.\w])(?:insert|select|update|delete)\s*\(|\.save\s*\(|\.where\s*\("
+    r"|\.query\b|\.merge\s*\(|\.create\s*\(|\.fetch(?:row|val)?\s*\("
+    r"|\.(?:find_one|find|insert_one|insert_many|update_one|update_many|replace_one|delete_one"
+    r"|delete_many|find_one_and_\w+|count_documents|bulk_write)\s*\("
+    r"|(?i:redis|valkey|cache)\w*\s*(?:\.|\[)"
 )
 # Vocabulary of normalization and schema declarations: files with it may hold a normalizer
 # (KD2/KD4) or a uniqueness constraint (KD3) even without database calls.

@@ -10,6 +10,8 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tup
 
 import libcst as cst
 
+from keydrift.analysis.tree import child_nodes, walk
+
 from keydrift.analysis import pairing
 from keydrift.analysis.models import Rewrite, model_facts
 from keydrift.analysis.accesses import (
@@ -291,7 +293,7 @@ class FunctionWalker(Context):
                 self.state.values[name] = current.then(Step(FORMAT, "augmented assignment"), code(node))
                 self.state.bound.pop(name, None)
         else:
-            for child in node.children:
+            for child in child_nodes(node):
                 if isinstance(child, cst.BaseExpression):
                     self.scan(child)
             if isinstance(node, cst.Return) and node.value is not None:
@@ -318,7 +320,8 @@ class FunctionWalker(Context):
         evaluated = self.eval(value)
         self.state.forget(name)
         self.state.values[name] = evaluated
-        self.state.bound[name] = value
+        if not _mentions(value, name):  # ``x = [c for c in x]`` must not resolve to itself
+            self.state.bound[name] = value
         inner = _unwrap(value)
         chain = self.record_source(value)
         if chain is not None and chain.single_record and chain.entity:
@@ -382,10 +385,10 @@ class FunctionWalker(Context):
                 self.persist(node)
         if isinstance(node, _COMPREHENSIONS):
             with self._comprehension_scope(node):
-                for child in node.children:
+                for child in child_nodes(node):
                     self.scan(child)
             return
-        for child in node.children:
+        for child in child_nodes(node):
             self.scan(child)
 
     def store_read(self, node: cst.Subscript) -> None:
@@ -474,6 +477,10 @@ class FunctionWalker(Context):
                     values.pop(name, None)
                 else:
                     values[name] = value
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    return any(isinstance(n, cst.Name) and n.value == name for n in walk(node))
 
 
 def element_of(value: Value) -> Value:

@@ -25,8 +25,47 @@ _MAX_LABEL = 48
 
 
 def code(node: cst.CSTNode) -> str:
-    """The node's source text on one line."""
-    return " ".join(_EMPTY_MODULE.code_for_node(node).split())
+    """The node's source text on one line. Common expression shapes are rendered directly:
+    libcst's code generator costs as much as the parse when called for every value."""
+    text = _render(node)
+    if text is None:
+        text = " ".join(_EMPTY_MODULE.code_for_node(node).split())
+    return text
+
+
+def _render(node: cst.CSTNode) -> Optional[str]:
+    if node.lpar if isinstance(node, cst.BaseExpression) else False:  # type: ignore[attr-defined]
+        return None
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, (cst.SimpleString, cst.Integer, cst.Float)):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = _render(node.value)
+        return None if base is None else f"{base}.{node.attr.value}"
+    if isinstance(node, cst.Subscript):
+        base = _render(node.value)
+        parts = [_render(e.slice.value) if isinstance(e.slice, cst.Index) and not e.slice.star else None
+                 for e in node.slice]
+        if base is None or any(p is None for p in parts):
+            return None
+        return f"{base}[{', '.join(parts)}]"  # type: ignore[arg-type]
+    if isinstance(node, cst.Call):
+        func = _render(node.func)
+        args = [_render_arg(a) for a in node.args]
+        if func is None or any(a is None for a in args):
+            return None
+        return f"{func}({', '.join(args)})"  # type: ignore[arg-type]
+    return None
+
+
+def _render_arg(arg: cst.Arg) -> Optional[str]:
+    value = _render(arg.value)
+    if value is None:
+        return None
+    if arg.keyword is not None:
+        return f"{arg.keyword.value}={value}"
+    return f"{arg.star}{value}"
 
 
 def dotted_name(node: cst.BaseExpression) -> str:

@@ -6,6 +6,8 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from keydrift.analysis.tree import child_nodes
+
 from keydrift.analysis.boundary import Boundary, module_matches
 from keydrift.analysis.facts import RawFinding
 from keydrift.analysis.values import dotted_name
@@ -112,7 +114,7 @@ def configured_calls(analysis: object) -> List[Tuple[cst.Call, str]]:
             qualified = _qualified(dotted_name(node.func), imports)
             if qualified and qualified in configured:
                 found.append((node, qualified.rsplit(".", 1)[-1]))
-        stack.extend(reversed(node.children))
+        stack.extend(reversed(list(child_nodes(node))))
     return found
 
 

@@ -8,7 +8,7 @@ from keydrift.analysis.facts import KeyAccess, RawFinding, Step
 from keydrift.analysis.pairing import canonical_step
 from keydrift.analysis.positions import line_ref
 from keydrift.rules._base import Rule
-from keydrift.rules._kd2 import NORMALIZING, normalization_sites
+from keydrift.rules._kd2 import NORMALIZING, normalization_sites, steps_in_mismatches
 
 Signature = Tuple[Tuple[str, str], ...]
 
@@ -38,7 +38,8 @@ class DivergentNormalizations(Rule):
     One normalizer, called at the boundary, used by every path.
 
     ## Known problems
-    Sites are compared within one module. Two normalizations inside one function are KD104.
+    Sites are compared within one module. Two normalizations inside one function are KD104,
+    and a normalization that is part of another KD1 finding is reported there.
     """
 
     CODE = "KD203"
@@ -47,7 +48,10 @@ class DivergentNormalizations(Rule):
 
     def check(self, facts: object) -> Iterator[RawFinding]:
         sites: Dict[Tuple[str, str], Dict[Signature, Tuple[KeyAccess, Step]]] = {}
+        in_kd1 = steps_in_mismatches(facts)
         for access, step in normalization_sites(facts):
+            if id(step.node) in in_kd1:
+                continue  # KD1 reports this normalization already
             signature = _signature(access)
             if signature:
                 sites.setdefault((access.entity, access.field), {}).setdefault(signature, (access, step))

@@ -1,0 +1,50 @@
+"""Cheap traversal of libcst trees.
+
+``CSTNode.children`` rebuilds every child through a visitor (it costs more than the parse on
+big files); this reads the dataclass fields directly and skips whitespace and punctuation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Dict, Iterator, Tuple, Type
+
+import libcst as cst
+
+_SKIPPED_FIELDS = frozenset({
+    "lpar", "rpar", "comma", "dot", "equal", "colon", "semicolon", "whitespace", "header",
+    "footer", "leading_lines", "lines_after_decorators", "newline", "trailing_whitespace",
+    "leading_whitespace", "indent", "first_line", "empty_lines", "star", "star_arg",
+})
+_FIELDS: Dict[Type[cst.CSTNode], Tuple[str, ...]] = {}
+
+
+def _fields(node_type: Type[cst.CSTNode]) -> Tuple[str, ...]:
+    names = _FIELDS.get(node_type)
+    if names is None:
+        names = tuple(f.name for f in dataclasses.fields(node_type)
+                      if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace"))
+        _FIELDS[node_type] = names
+    return names
+
+
+def child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The syntactic children of a node, in source order, without whitespace nodes."""
+    for name in _fields(type(node)):
+        value = getattr(node, name, None)
+        if isinstance(value, cst.CSTNode):
+            if not isinstance(value, (cst.BaseParenthesizableWhitespace, cst.TrailingWhitespace, cst.EmptyLine, cst.Newline)):
+                yield value
+        elif isinstance(value, (tuple, list)):
+            for item in value:
+                if isinstance(item, cst.CSTNode):
+                    yield item
+
+
+def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every node under ``node`` (pre-order), iteratively: deep trees cannot overflow the stack."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(list(child_nodes(current))))
