@@ -1,7 +1,12 @@
-"""The ``keydrift`` command: ``check``, ``rules``, ``explain``.
+"""The ``keydrift`` command: ``check``, ``rules``, ``explain``, ``lsp``.
 
 Exit status: 0 no findings, 1 findings, 2 a usage or configuration error. A file that cannot
 be read or parsed is reported as a KD900 finding and the run goes on.
+
+The files named on the command line are what is *reported*; the analysis of each still knows
+the whole project (imports are resolved from disk under the project root), so checking only the
+files pre-commit passes, or only those ``--changed-since`` a revision, finds what checking
+everything would find in them.
 """
 
 from __future__ import annotations
@@ -10,18 +15,21 @@ import argparse
 from dataclasses import replace
 import os
 import stat
+import subprocess
 import sys
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import Iterator, List, Optional, Sequence, Set, Tuple
 
 from keydrift import __version__
 from keydrift.analysis.project import CACHE_DIRECTORY
+from keydrift.baseline import BaselineError, new_findings, write_baseline
 from keydrift.config import (
     ConfigError, finding_allowed, is_excluded, load_config, load_config_file, parse_code_list,
     with_overrides,
 )
 from keydrift.engine import PARSE_ERROR, check_source
 from keydrift.noqa import apply_noqa
-from keydrift.output import FORMATTERS
+from keydrift.output import FORMATTERS, ReportContext
+from keydrift.output.progress import Progress
 from keydrift.rules import ALL_RULES, find_rule
 from keydrift.types import Config, Finding
 
@@ -31,6 +39,7 @@ PYTHON_SUFFIXES = (".py", ".pyi")
 # skipped too.
 SKIPPED_DIRECTORIES = frozenset({"__pycache__", "node_modules", "venv", "build", "dist"})
 STDIN = "-"
+REPOSITORY_MARKERS = (".git", ".hg")  # where config.load_config stops looking for pyproject.toml
 
 
 class UsageError(Exception):
@@ -46,7 +55,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     try:
         return args.handler(args)
-    except (ConfigError, UsageError) as exc:
+    except (ConfigError, UsageError, BaselineError) as exc:
         print(f"keydrift: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `keydrift check | head`: the reader left, nothing to report
@@ -75,9 +84,18 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--config", metavar="FILE", help="the pyproject.toml to use")
     check.add_argument("--stdin-filename", metavar="NAME",
                        help="the name of the file read from '-', for output and configuration")
-    check.add_argument("--quiet", "-q", action="store_true", help="print findings only")
+    check.add_argument("--quiet", "-q", action="store_true",
+                       help="print findings only: no summary, no progress line")
     check.add_argument("--no-cache", action="store_true",
                        help=f"do not read or write the project index cache ({CACHE_DIRECTORY}/ under the project root)")
+    baseline = check.add_mutually_exclusive_group()
+    baseline.add_argument("--baseline", metavar="FILE",
+                          help="report only findings that FILE (from --write-baseline) does not record")
+    baseline.add_argument("--write-baseline", metavar="FILE",
+                          help="record the current findings in FILE and exit 0")
+    check.add_argument("--changed-since", metavar="REV",
+                       help="report only files changed since the git revision REV (committed, "
+                            "staged, unstaged or untracked); the whole project is still analyzed")
     check.set_defaults(handler=run_check)
 
     rules = commands.add_parser("rules", help="list the rules")
@@ -86,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     explain = commands.add_parser("explain", help="show a rule's documentation")
     explain.add_argument("code", metavar="CODE")
     explain.set_defaults(handler=run_explain)
+
+    lsp = commands.add_parser("lsp", help="run the language server on stdin/stdout (needs keydrift[lsp])")
+    lsp.set_defaults(handler=run_lsp)
     return parser
 
 
@@ -96,23 +117,86 @@ def run_check(args: argparse.Namespace) -> int:
     files, missing = collect_files(args.paths, config)
     for path in missing:
         print(f"keydrift: error: {path}: no such file or directory", file=sys.stderr)
-    findings: List[Finding] = []
-    for path in files:
-        if path == STDIN:
-            findings.extend(_check_stdin(args))
-            continue
-        # each file is analyzed under its own project's configuration (the nearest pyproject.toml)
-        file_config = config if args.config else _with_command_line_codes(load_config(path), args)
-        if file_config is not config and is_excluded(path, file_config):
-            continue
-        findings.extend(check_file(path, file_config))
-    findings.sort(key=Finding.sort_key)
-    _write_report(FORMATTERS[args.format](findings), args.output)
-    if not args.quiet and args.format == "text":
-        print(_summary(findings, files), file=sys.stderr)
+    if args.changed_since:
+        files = only_changed_files(files, args.changed_since)
+    findings = check_files(files, config, args)
+    if args.write_baseline:
+        write_baseline(args.write_baseline, findings)
+        if not args.quiet:
+            print(f"keydrift: recorded {_plural(len(findings), 'finding')} in {args.write_baseline}",
+                  file=sys.stderr)
+        return 2 if missing else 0
+    baselined = 0
+    if args.baseline:
+        findings, baselined = new_findings(findings, args.baseline)
+    report = FORMATTERS[args.format](findings, ReportContext(root=config.root))
+    _write_report(report, args.output)
+    if not args.quiet and (args.format == "text" or args.output):
+        print(_summary(findings, files, baselined), file=sys.stderr)
     if missing:
         return 2
     return 1 if findings and not args.exit_zero else 0
+
+
+def check_files(files: Sequence[str], run_config: Config, args: argparse.Namespace) -> List[Finding]:
+    """Every file's findings, sorted; a progress line on a terminal for long runs."""
+    findings: List[Finding] = []
+    progress = Progress(None if args.quiet else sys.stderr, len(files))
+    try:
+        for number, path in enumerate(files, start=1):
+            progress.show(number, path)
+            findings.extend(_check_one(path, run_config, args))
+    finally:
+        progress.clear()
+    findings.sort(key=Finding.sort_key)
+    return findings
+
+
+def _check_one(path: str, run_config: Config, args: argparse.Namespace) -> List[Finding]:
+    if path == STDIN:
+        return _check_stdin(args)
+    if args.config:
+        return check_file(path, run_config)
+    # each file is analyzed under its own project's configuration (the nearest pyproject.toml)
+    file_config = _file_config(path, run_config, args)
+    if is_excluded(path, file_config):
+        return []
+    return check_file(path, file_config)
+
+
+def _file_config(path: str, run_config: Config, args: argparse.Namespace) -> Config:
+    """The nearest pyproject.toml's configuration, for the file's own project."""
+    config = _with_command_line_codes(load_config(path), args)
+    if not config.config_file:
+        root = root_without_pyproject(path, run_config.root)
+        if root:
+            config = replace(config, root=root)
+    return config
+
+
+def root_without_pyproject(path: str, fallback: Optional[str]) -> Optional[str]:
+    """The project root of a file no pyproject.toml claims: the root of its repository, else
+    ``fallback`` if the file lies below it. Imports are resolved from there rather than from the
+    file's own directory, so ``app/views.py`` still sees ``app.store``."""
+    repository = _repository_root(os.path.dirname(os.path.abspath(path)))
+    if repository:
+        return repository
+    return fallback if fallback and _is_below(path, fallback) else None
+
+
+def _repository_root(directory: str) -> Optional[str]:
+    while True:
+        if any(os.path.exists(os.path.join(directory, marker)) for marker in REPOSITORY_MARKERS):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def _is_below(path: str, root: str) -> bool:
+    relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
+    return not (relative == os.pardir or relative.startswith(os.pardir + os.sep))
 
 
 def _run_config(args: argparse.Namespace) -> Config:
@@ -129,10 +213,9 @@ def _with_command_line_codes(config: Config, args: argparse.Namespace) -> Config
 
 def _check_stdin(args: argparse.Namespace) -> List[Finding]:
     name = args.stdin_filename or STDIN
+    config = _run_config(args)
     if args.stdin_filename and not args.config:
-        config = _with_command_line_codes(load_config(args.stdin_filename), args)
-    else:
-        config = _run_config(args)
+        config = _file_config(args.stdin_filename, config, args)
     return check_data(sys.stdin.buffer.read(), name, config)
 
 
@@ -178,18 +261,63 @@ def _write_report(report: str, output: Optional[str]) -> None:
         raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
 
 
-def _summary(findings: Sequence[Finding], files: Sequence[str]) -> str:
+def _summary(findings: Sequence[Finding], files: Sequence[str], baselined: int = 0) -> str:
     checked = _plural(len(files), "file")
     if not files:
         return "keydrift: no Python files found"
+    new = "new " if baselined else ""
     if not findings:
-        return f"keydrift: no findings in {checked}"
-    with_findings = len({f.path for f in findings})
-    return f"keydrift: {_plural(len(findings), 'finding')} in {with_findings} of {checked}"
+        summary = f"keydrift: no {new}findings in {checked}"
+    else:
+        with_findings = len({f.path for f in findings})
+        summary = f"keydrift: {_plural(len(findings), new + 'finding')} in {with_findings} of {checked}"
+    if baselined:
+        summary += f" ({baselined} in the baseline, not shown)"
+    return summary
 
 
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+# --- --changed-since -------------------------------------------------------------------------
+
+def only_changed_files(files: Sequence[str], revision: str) -> List[str]:
+    """The files changed since ``revision``: committed since, staged, unstaged or untracked."""
+    if revision.startswith("-"):
+        raise UsageError(f"--changed-since: {revision!r} is not a revision")
+    changed = changed_paths(revision)
+    return [path for path in files if path == STDIN or os.path.realpath(path) in changed]
+
+
+def changed_paths(revision: str) -> Set[str]:
+    """Real paths of the files that differ from ``revision`` in the working tree, and of the
+    untracked files (not ignored) of the repository holding the working directory."""
+    top = _git("rev-parse", "--show-toplevel").strip()
+    if not top:
+        raise UsageError("--changed-since: not inside a git work tree")
+    differing = _git("-C", top, "diff", "--name-only", "--no-renames", "-z", revision, "--",
+                     revision=revision)
+    untracked = _git("-C", top, "ls-files", "--others", "--exclude-standard", "-z")
+    names = [n for n in (differing + untracked).split("\0") if n]
+    return {os.path.realpath(os.path.join(top, name)) for name in names}
+
+
+def _git(*arguments: str, revision: str = "") -> str:
+    try:
+        done = subprocess.run(["git", *arguments], capture_output=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UsageError(f"--changed-since: cannot run git: {exc}") from None
+    if done.returncode != 0:
+        reason = _first_line(done.stderr.decode("utf-8", "replace")) or f"git exited with {done.returncode}"
+        subject = f"--changed-since {revision}" if revision else "--changed-since"
+        raise UsageError(f"{subject}: {reason}")
+    return done.stdout.decode("utf-8", "surrogateescape")
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[0] if lines else ""
 
 
 # --- finding the files ----------------------------------------------------------------------
@@ -264,6 +392,20 @@ def run_explain(args: argparse.Namespace) -> int:
     if rule is None:
         raise UsageError(f"unknown rule {args.code!r}; `keydrift rules` lists them")
     sys.stdout.write(f"{rule.CODE} ({rule.NAME})\n\n{rule.documentation()}")
+    return 0
+
+
+# --- lsp ----------------------------------------------------------------------------------
+
+def run_lsp(args: argparse.Namespace) -> int:
+    from keydrift.lsp import build_server
+
+    try:
+        server = build_server()  # imports pygls, an optional dependency
+    except ImportError as exc:
+        raise UsageError(f"`keydrift lsp` needs pygls ({exc}); install it with: "
+                         "pip install 'keydrift[lsp]'") from None
+    server.start_io()
     return 0
 
 

@@ -6,9 +6,9 @@ Actions runner expects: ``%``, CR and LF everywhere, and also ``:`` and ``,`` in
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Optional, Sequence
 
-from keydrift.output._common import full_message
+from keydrift.output._common import ReportContext, full_message
 from keydrift.types import Finding
 
 
@@ -27,5 +27,5 @@ def format_finding(finding: Finding) -> str:
     return f"::warning {properties}::{escape_data(full_message(finding))}"
 
 
-def format_findings(findings: Sequence[Finding]) -> str:
+def format_findings(findings: Sequence[Finding], context: Optional[ReportContext] = None) -> str:
     return "".join(format_finding(f) + "\n" for f in findings)

@@ -24,20 +24,18 @@ not the line, so it survives unrelated edits; pair it with ``path`` for a baseli
 
 from __future__ import annotations
 
-import hashlib
 import json as _json
-from typing import Any, Dict, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 from keydrift import __version__
-from keydrift.output._common import full_message
+from keydrift.output._common import ReportContext, full_message, identity, short_hash
 from keydrift.types import Finding, Location
 
 FORMAT_VERSION = 1
 
 
 def fingerprint(finding: Finding) -> str:
-    parts = finding.fingerprint or (finding.code, finding.message)
-    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
+    return short_hash(identity(finding))
 
 
 def _location(location: Location) -> Dict[str, Any]:
@@ -58,7 +56,7 @@ def finding_to_dict(finding: Finding) -> Dict[str, Any]:
     }
 
 
-def format_findings(findings: Sequence[Finding]) -> str:
+def format_findings(findings: Sequence[Finding], context: Optional[ReportContext] = None) -> str:
     document = {"version": FORMAT_VERSION, "keydrift": __version__,
                 "findings": [finding_to_dict(f) for f in findings]}
     return _json.dumps(document, indent=2, ensure_ascii=False) + "\n"
