@@ -1,0 +1,204 @@
+"""The annotated cases under fixtures/cases, the bundled examples, and the shared scorer.
+
+Each case directory is one test: keydrift's findings must match the case's ``# expect:``
+markers exactly (file, line, family and, when given, code); see ``keydrift.testing``.
+Case directories are named for their verdict and family: ``kd1-*`` has KD1 expectations
+(``kd1-todo-*`` only ``todo-expect`` ones, known misses), ``ok-kd1-*`` has none. A case is
+compared for its own family only (plus KD9, files keydrift could not analyze): findings of other
+families, such as a KD301 on a model's unique column, are listed but are not that case's subject.
+"""
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from keydrift.rules import RULES_BY_CODE
+from keydrift.testing import (
+    MarkerError,
+    check_case,
+    collect_expectations,
+    compare,
+    find_cases,
+    format_finding,
+    parse_markers,
+    run_case,
+)
+from keydrift.types import Finding
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES_DIR = ROOT / "fixtures" / "cases"
+EXAMPLES_DIR = ROOT / "examples"
+SCORER = ROOT.parent / "shared" / "eval" / "score.py"
+
+CASES = find_cases(CASES_DIR)
+SUMMARY = re.compile(
+    r"cases=(?P<cases>\d+) tp=(?P<tp>\d+) fn=(?P<fn>\d+) fp=(?P<fp>\d+) errors=(?P<errors>\d+)"
+    r".*precision=(?P<precision>[\d.]+) recall=(?P<recall>[\d.]+)"
+)
+MIN_PRECISION = 0.95
+MIN_RECALL = 0.9
+CASE_NAME = re.compile(r"^(?:ok-)?(?P<family>kd\d)-")
+
+
+def _families(case):
+    """The family a case is about, from its name, plus KD9 (file not parsed or analyzed)."""
+    match = CASE_NAME.match(case.name)
+    assert match, f"{case.name}: name a case kdN-*, kdN-todo-* or ok-kdN-* (N: its family)"
+    return (match["family"].upper(), "KD9")
+
+
+FAMILIES = sorted({m["family"].upper() for m in (CASE_NAME.match(c.name) for c in CASES) if m})
+
+
+def _ids(paths):
+    return [p.name for p in paths]
+
+
+@pytest.mark.parametrize("case", CASES, ids=_ids(CASES))
+def test_case(case):
+    """keydrift reports exactly the case's expected findings, on the marked lines."""
+    result = check_case(case, families=_families(case))
+    if not result.ok:
+        pytest.fail(result.report(), pytrace=False)
+    if result.todo_found:
+        pytest.fail("a known miss is now found; change its '# todo-expect:' to '# expect:'\n"
+                    + result.report(), pytrace=False)
+    if result.todo_missing:
+        pytest.xfail("known miss: " + "; ".join(g.describe() for g in result.todo_missing))
+
+
+@pytest.mark.parametrize("case", CASES, ids=_ids(CASES))
+def test_case_markers_match_its_name(case):
+    """A case's name states its verdict, and every marker names an exact KD1 code."""
+    markers = collect_expectations(case)
+    expects = [m for m in markers if not m.todo]
+    todos = [m for m in markers if m.todo]
+    family = _families(case)[0]
+    if case.name.startswith("ok-"):
+        assert not markers, f"{case.name} is a negative case but has markers: {markers}"
+    elif case.name.startswith(f"{family.lower()}-todo-"):
+        assert todos and not expects, f"{case.name} must hold only todo-expect markers"
+    else:
+        assert expects and not todos, f"{case.name} must hold expect markers only"
+    assert all(m.family == family for m in markers), f"{case.name}: markers of another family"
+    for marker in markers:
+        assert marker.code in RULES_BY_CODE, f"{marker.describe()}: give an exact code, e.g. (KD102)"
+
+
+def test_case_collection_is_large_enough():
+    """The corpus keeps at least 40 positive and 30 negative KD1 cases."""
+    positives = [c for c in CASES if c.name.startswith("kd1-") and not c.name.startswith("kd1-todo-")]
+    negatives = [c for c in CASES if c.name.startswith("ok-kd1-")]
+    assert len(positives) >= 40 and len(negatives) >= 30, (len(positives), len(negatives))
+
+
+def _line_of(path, text):
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if text in line:
+            return number
+    raise AssertionError(f"{text!r} not in {path}")
+
+
+def test_audit_loop_example_reports_the_flagship_write():
+    """The demo job that re-audits forever gets one KD101, at the write by the final URL."""
+    project = EXAMPLES_DIR / "audit_loop"
+    findings = run_case(project)
+    line = _line_of(project / "app" / "jobs.py", "AuditResult.objects.create(")
+    got = [(f.path, f.line, f.code) for f in findings]
+    assert got == [("app/jobs.py", line, "KD101")], "\n".join(map(format_finding, findings))
+
+
+def test_audit_loop_fixed_example_is_clean():
+    """The corrected twin, which writes by the key it read by, has no finding."""
+    findings = run_case(EXAMPLES_DIR / "audit_loop_fixed")
+    assert findings == [], "\n".join(map(format_finding, findings))
+
+
+def _scorer_subset(family, directory):
+    """A directory of links to the cases about ``family``: the scorer scores whole directories,
+    and a case is annotated for its own family only (a KD301 in a KD1 case is not a false
+    positive of the KD1 corpus, nor a KD3 expectation it forgot)."""
+    directory.mkdir()
+    for case in CASES:
+        if _families(case)[0] == family:
+            (directory / case.name).symlink_to(case, target_is_directory=True)
+    return directory
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("command", [None, "keydrift check ."], ids=["flake8", "keydrift-check"])
+def test_shared_scorer_precision_and_recall(command, family, tmp_path):
+    """The shared scorer sees precision >= 0.95, recall >= 0.9 and no erroring run on the
+    cases of each family (scored with --family, plus KD9 so that files keydrift could not
+    analyze count as false positives)."""
+    if not SCORER.is_file():
+        pytest.skip(f"no shared scorer at {SCORER}")
+    program = "flake8" if command is None else command.split()[0]
+    if shutil.which(program) is None:
+        pytest.skip(f"{program} is not on PATH")
+    subset = _scorer_subset(family, tmp_path / f"{family.lower()}-cases")
+    args = [sys.executable, str(SCORER), str(subset), "--family", family, "--family", "KD9"]
+    if command is not None:
+        args += ["--cmd", command]
+    proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=3600)
+    output = proc.stdout + proc.stderr
+    match = SUMMARY.search(proc.stdout)
+    assert proc.returncode == 0 and match, f"the scorer failed:\n{output}"
+    precision, recall = float(match["precision"]), float(match["recall"])
+    assert int(match["errors"]) == 0, f"the linter errored on some cases:\n{output}"
+    assert precision >= MIN_PRECISION and recall >= MIN_RECALL, (
+        f"{family}: precision={precision} (need {MIN_PRECISION}) recall={recall} "
+        f"(need {MIN_RECALL}):\n{output}")
+
+
+class TestMarkers:
+    """keydrift.testing reads markers the way the shared scorer does, and more strictly."""
+
+    def test_family_id_and_code_are_read(self):
+        """Family, id and exact code are taken from one marker."""
+        (marker,) = parse_markers("save()  # expect: KD1 id=w (KD106)\n", "a.py")
+        assert (marker.family, marker.group, marker.code, marker.line) == ("KD1", "w", "KD106", 1)
+
+    @pytest.mark.parametrize("text", [
+        "# expect: KD102",  # the scorer's KD\d\b does not match: the marker would be ignored
+        "# expect: KD1 (KD203)",  # code outside its family
+        "# expect: KD1 (KD102) id=a",  # the scorer would not see the id
+        "# expect: KD1 after the fetch",  # stray text hides typos
+    ])
+    def test_markers_the_scorer_reads_differently_are_rejected(self, text):
+        """A marker the scorer would ignore or group differently raises MarkerError."""
+        with pytest.raises(MarkerError):
+            parse_markers(f"x = 1  {text}\n", "a.py")
+
+    def test_wrong_code_on_the_right_line_is_missing_and_unexpected(self):
+        """A KD103 where KD102 is expected fails both ways, and the report names it."""
+        expected = parse_markers("a = 1\nb = 2  # expect: KD1 (KD102)\n", "a.py")
+        found = Finding(code="KD103", message="KD103 read transformed", path="a.py", line=2, col=4)
+        result = compare("c", expected, [found])
+        assert not result.ok and result.missing and result.unexpected
+        assert "nearby finding: a.py:2:5: KD103" in result.report()
+
+    def test_one_finding_satisfies_a_group_of_alternatives(self):
+        """Markers sharing an id are alternatives, across files."""
+        expected = (parse_markers("f(x)  # expect: KD1 id=s\n", "a.py")
+                    + parse_markers("\ncreate(x)  # expect: KD1 id=s\n", "b.py"))
+        found = Finding(code="KD102", message="KD102 m", path="b.py", line=2, col=0)
+        assert compare("c", expected, [found]).ok
+
+    def test_line_must_match_exactly_unless_a_tolerance_is_given(self):
+        """The strict default wants the marked line; the scorer's tolerance is 2."""
+        expected = parse_markers("x\ny  # expect: KD1\n", "a.py")
+        found = Finding(code="KD101", message="KD101 m", path="a.py", line=3, col=0)
+        assert not compare("c", expected, [found]).ok
+        assert compare("c", expected, [found], tolerance=2).ok
+
+    def test_a_found_todo_is_neither_missing_nor_unexpected(self):
+        """A finding on a todo-expect line is reported apart, as a marker to promote."""
+        expected = parse_markers("x  # todo-expect: KD1 (KD101)\n", "a.py")
+        found = Finding(code="KD101", message="KD101 m", path="a.py", line=1, col=0)
+        result = compare("c", expected, [found])
+        assert result.ok and result.todo_found == (found,) and not result.todo_missing
