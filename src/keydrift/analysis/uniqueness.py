@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
+import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -42,6 +42,10 @@ from keydrift.types import Config
 
 FIELD = "field"  # KD301
 CONSTRAINT = "constraint"  # KD302
+
+ORM = "orm"
+SQL = "sql"
+MONGO = "mongo"
 
 TEXT = "text"
 OTHER = "other"
@@ -61,6 +65,7 @@ class Declaration:
     columns: Tuple[str, ...]
     node: cst.CSTNode
     via: str  # how it is declared, for messages
+    layer: str = "orm"  # ORM, SQL or MONGO: what a case-insensitive alternative looks like
 
 
 @dataclass(frozen=True)
@@ -107,7 +112,7 @@ def uncanonical_keys(facts: object) -> List[UncanonicalKey]:
     config: Config = getattr(facts, "config", None) or Config()
     reader = SchemaReader(config)
     reader.read(module)
-    result = list(_decide(reader.facts, facts, config))
+    result = list(_decide(reader, facts, config))
     _last[:] = [(module, result)]
     return result
 
@@ -115,12 +120,16 @@ def uncanonical_keys(facts: object) -> List[UncanonicalKey]:
 # -- reading declarations ------------------------------------------------------------------
 
 class SchemaReader:
+    """Reads one module's uniqueness declarations and the evidence that canonicalizes keys,
+    walking statements only (see the module docstring)."""
+
     def __init__(self, config: Config) -> None:
         self.config = config
         self.facts = SchemaFacts()
         self.field_classes: Dict[str, _FieldClass] = {}
         self.table_variables: Dict[str, str] = {}  # users_table -> "users"
         self.seen_strings: Set[int] = set()
+        self.methods: Dict[str, List[cst.FunctionDef]] = {}  # class -> its methods, not yet read
 
     def read(self, module: cst.Module) -> None:
         self._field_classes(module.body)
@@ -150,49 +159,71 @@ class SchemaReader:
 
     def _function(self, node: cst.FunctionDef, owner: Optional[str]) -> None:
         if owner is not None:
-            self._canonicalizing_method(node, owner)
+            self.methods.setdefault(owner, []).append(node)  # read only if a key needs them
+        else:
+            self._pre_save_receiver(node)
         self._body(_suite(node.body), None)
+
+    def _pre_save_receiver(self, node: cst.FunctionDef) -> None:
+        """``@receiver(pre_save, sender=Post) def f(sender, instance, **kw):
+        instance.slug = slugify(instance.title)`` makes Post.slug canonical."""
+        sender = _receiver_sender(node)
+        if not sender:
+            return
+        for small in _small_statements(_suite(node.body)):
+            target, _, value = _assignment(small)
+            if (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                    and target.value.value == "instance" and value is not None
+                    and _calls_canonicalizer(value, self.config)):
+                self._mark(sender, target.attr.value, f"the pre_save receiver {node.name.value}()")
 
     def _small(self, small: cst.BaseSmallStatement, owner: Optional[str]) -> None:
         target, annotation, value = _assignment(small)
-        if owner is not None and isinstance(target, cst.Name) and value is not None:
-            self._class_attribute(owner, target.value, annotation, value, small)
-        elif isinstance(target, cst.Name) and isinstance(value, cst.Call) and last_name(value.func) in schema.TABLE_CALLS:
-            name = _string(_positional(value)[0]) if _positional(value) else None
-            if name:
-                self.table_variables[target.value] = name
         if value is None and isinstance(small, (cst.Expr, cst.Return)):
             value = small.value
-        if value is not None:
-            self._expression(value, 0)
+        docstring = isinstance(small, cst.Expr) and isinstance(value, (cst.SimpleString, cst.ConcatenatedString))
+        if value is None or docstring:
+            return
+        if owner is not None and isinstance(target, cst.Name):
+            if self._class_attribute(owner, target.value, annotation, value, small):
+                return
+        if isinstance(target, cst.Name) and isinstance(value, cst.Call) and last_name(value.func) in schema.TABLE_CALLS:
+            table = _string(_positional(value)[0]) if _positional(value) else None
+            if table:
+                self.table_variables[target.value] = table
+        self._expression(value, 0)
 
     def _class_attribute(self, owner: str, name: str, annotation: Optional[cst.BaseExpression],
-                         value: cst.BaseExpression, statement: cst.CSTNode) -> None:
-        if name == "__tablename__":
-            table = _string(value)
-            if table:
-                self.facts.table_of_class[table] = owner
-        elif name in schema.SQLALCHEMY_TABLE_ARGS:
+                         value: cst.BaseExpression, statement: cst.CSTNode) -> bool:
+        """A class-body assignment that declares schema; False when it is something else."""
+        if name == "__tablename__" and _string(value):
+            self.facts.table_of_class[_string(value) or ""] = owner
+            return True
+        if name in schema.SQLALCHEMY_TABLE_ARGS:
             for item in _elements(value):
                 if isinstance(item, cst.Call):
                     self._constraint_call(item, owner)
-        elif isinstance(value, cst.Call):
-            self._field(owner, name, annotation, value, statement)
+            return True
+        if isinstance(value, cst.Call):
+            return self._field(owner, name, annotation, value, statement)
+        return False
 
     # model fields ----------------------------------------------------------------------
 
     def _field(self, owner: str, name: str, annotation: Optional[cst.BaseExpression], call: cst.Call,
-               statement: cst.CSTNode) -> None:
+               statement: cst.CSTNode) -> bool:
         callee = last_name(call.func)
         if not (callee in schema.COLUMN_CALLS or callee.endswith("Field")):
-            return
+            return False
         column = self._column_name(call, name)
         if column != name:
             self.facts.column_of_attribute[(owner, name)] = column
         self.facts.columns[(owner, column)] = self._field_type(callee, call, annotation)
         unique = _true_keyword(call, schema.UNIQUE_KEYWORDS)
         if unique:
-            self.facts.declarations.append(Declaration(FIELD, owner, (column,), statement, f"{callee}({unique}=True)"))
+            via = f"{dotted_name(call.func) or callee}({unique}=True)"
+            self.facts.declarations.append(Declaration(FIELD, owner, (column,), statement, via))
+        return True
 
     def _column_name(self, call: cst.Call, name: str) -> str:
         positional = _positional(call)
@@ -255,6 +286,10 @@ class SchemaReader:
 
     # rewriting methods -------------------------------------------------------------------
 
+    def read_methods(self, owner: str) -> None:
+        for node in self.methods.pop(owner, ()):
+            self._canonicalizing_method(node, owner)
+
     def _canonicalizing_method(self, node: cst.FunctionDef, owner: str) -> None:
         """``save()``/``clean()``/``__init__``/a setter/``@validates`` that stores a field
         through a canonicalizing call makes that field canonical."""
@@ -294,14 +329,14 @@ class SchemaReader:
                     if isinstance(item, cst.Call):
                         self._constraint_call(item, owner)
                     elif isinstance(item, cst.Tuple):
-                        self._peewee_index(item, owner, small)
+                        self._peewee_index(item, owner)
 
-    def _peewee_index(self, item: cst.Tuple, owner: str, statement: cst.CSTNode) -> None:
+    def _peewee_index(self, item: cst.Tuple, owner: str) -> None:
         """peewee ``indexes = ((("email",), True),)``: a unique multi-column index."""
         parts = [e.value for e in item.elements]
         if len(parts) == 2 and isinstance(parts[1], cst.Name) and parts[1].value == "True":
             columns = tuple(s for s in (_string(e) for e in _elements(parts[0])) if s)
-            self._declare(CONSTRAINT, owner, columns, statement, "a unique index in Meta.indexes")
+            self._declare(CONSTRAINT, owner, columns, item, "a unique index in Meta.indexes")
 
     def _constraint_call(self, call: cst.Call, entity: Optional[str]) -> None:
         """``UniqueConstraint(...)`` / ``Index(..., unique=True)`` in a model or a Table."""
@@ -316,7 +351,7 @@ class SchemaReader:
     def _constraint_columns(self, call: cst.Call, entity: Optional[str],
                             expressions: Sequence[cst.BaseExpression], via: str) -> None:
         plain: List[Tuple[str, str]] = []
-        for expr in expressions:
+        for expr in map(_unordered, expressions):
             if isinstance(expr, cst.Call) and last_name(expr.func) in schema.CANONICALIZING_SQL_FUNCTIONS:
                 for owner, column in self._column_refs(expr, entity):
                     self._mark(owner, column, f"the functional unique index {_short(code(expr))}")
@@ -349,9 +384,10 @@ class SchemaReader:
             return refs
         return []
 
-    def _declare(self, kind: str, entity: str, columns: Tuple[str, ...], node: cst.CSTNode, via: str) -> None:
+    def _declare(self, kind: str, entity: str, columns: Tuple[str, ...], node: cst.CSTNode, via: str,
+                 layer: str = ORM) -> None:
         if columns:
-            self.facts.declarations.append(Declaration(kind, entity, columns, node, via))
+            self.facts.declarations.append(Declaration(kind, entity, columns, node, via, layer))
 
     # expressions: Table(), Index(), create_index(), SQL strings, normalizer calls ---------------
 
@@ -381,6 +417,8 @@ class SchemaReader:
                     self._mongo_index(model, _collection(call.func.value), model)
         else:
             self._normalizer_call(name)
+        if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Call):
+            self._call(call.func.value, depth)  # the receiver of a chain: normalize_email(e).lower()
         if depth < _MAX_EXPRESSION_DEPTH:
             for arg in call.args:
                 self._expression(arg.value, depth + 1)
@@ -409,17 +447,16 @@ class SchemaReader:
                 self._constraint_call(item, table)
 
     def _mongo_index(self, call: cst.Call, collection: str, node: cst.CSTNode) -> None:
-        """``create_index("email", unique=True)`` / ``[("email", 1)]`` / ``IndexModel(...)``."""
-        if not collection or not _true_keyword(call, frozenset({"unique"})):
+        """``create_index("email", unique=True)`` / ``[("email", 1)]`` / ``IndexModel(...)``.
+        Alembic's ``op.create_index(name, table, columns, unique=True)`` (a migration) is not."""
+        if not collection or len(_positional(call)) > 1 or not _true_keyword(call, frozenset({"unique"})):
             return
         keys = _positional(call)[0] if _positional(call) else _keyword(call, "keys")
         columns = _mongo_keys(keys)
         collation = _keyword(call, "collation")
         if collation is not None and _mongo_case_insensitive(collation):
-            for column in columns:
-                self._mark(collation and collection, column, "a case-insensitive collation")
             return
-        self._declare(CONSTRAINT, collection, columns, node, "a unique MongoDB index")
+        self._declare(CONSTRAINT, collection, columns, node, "a unique MongoDB index", MONGO)
 
     # SQL DDL ------------------------------------------------------------------------------
 
@@ -427,8 +464,10 @@ class SchemaReader:
         if id(node) in self.seen_strings:
             return
         self.seen_strings.add(id(node))
+        if isinstance(node, cst.SimpleString) and not _mentions_uniqueness(node.value):
+            return  # skip evaluating the literal
         text = _sql_text(node)
-        if not text or not schema.DDL_HINT.search(text):
+        if not text or not _looks_like_ddl(text):
             return
         for item in ddl_items(text):
             kind, table, columns, detail = item
@@ -439,38 +478,57 @@ class SchemaReader:
                 for column in columns:
                     self._mark(table, column, detail[0])
             else:
-                self._declare(CONSTRAINT, table, columns, node, detail[0])
+                self._declare(CONSTRAINT, table, columns, node, detail[0], SQL)
 
 
 # -- deciding ------------------------------------------------------------------------------------
 
-def _decide(schema_facts: SchemaFacts, facts: object, config: Config) -> Iterator[UncanonicalKey]:
-    written = _canonically_written(facts)
-    info = getattr(facts, "info", None)
-    rewrites = getattr(info, "rewrites", {}) or {}
-    absorbs = getattr(info, "field_absorbs", {}) or {}
-    module = module_name_of(getattr(facts, "path", ""), config)
-    for declaration in schema_facts.declarations:
-        entity = schema_facts.table_of_class.get(declaration.entity, declaration.entity)
-        columns = []
+def _decide(reader: "SchemaReader", facts: object, config: Config) -> Iterator[UncanonicalKey]:
+    evidence = _Evidence(reader, facts, config)
+    for declaration in reader.facts.declarations:
+        columns = tuple(evidence.uncanonical_columns(declaration))
+        if columns:
+            yield UncanonicalKey(declaration, columns)
+
+
+class _Evidence:
+    """What makes a declared column canonical: the schema read here plus the module's facts."""
+
+    def __init__(self, reader: "SchemaReader", facts: object, config: Config) -> None:
+        self.reader = reader
+        self.schema = reader.facts
+        info = getattr(facts, "info", None)
+        self.rewrites = getattr(info, "rewrites", {}) or {}
+        self.absorbs = getattr(info, "field_absorbs", {}) or {}
+        self.written = _canonically_written(facts)
+        self.module = module_name_of(getattr(facts, "path", ""), config)
+        self.config = config
+
+    def uncanonical_columns(self, declaration: Declaration) -> Iterator[Tuple[str, str]]:
+        entity = self.schema.table_of_class.get(declaration.entity, declaration.entity)
         for column in declaration.columns:
             kind = schema.natural_key_kind(column.rsplit(".", 1)[-1])
-            if kind is None or not _is_text(schema_facts, declaration, entity, column):
+            if kind is None or not _is_text(self.schema, declaration, entity, column):
                 continue
-            names = _names_of(schema_facts, entity, declaration.entity, column)
-            if any(schema_facts.canonical.get(n) or n in rewrites or "case" in absorbs.get(n, ()) or n in written
-                   or (schema_facts.columns.get(n) or _Column()).canonical_by for n in names):
-                continue
-            if kind in schema_facts.canonical_kinds or configured_cover(kind, module, config):
-                continue
-            columns.append((column, kind))
-        if columns:
-            yield UncanonicalKey(declaration, tuple(columns))
+            if not self._canonical(_names_of(self.schema, entity, declaration.entity, column), kind):
+                yield column, kind
+
+    def _canonical(self, names: List[Tuple[str, str]], kind: str) -> bool:
+        for owner, _ in names:
+            self.reader.read_methods(owner)
+        if any(self._canonical_name(name) for name in names):
+            return True
+        return kind in self.schema.canonical_kinds or configured_cover(kind, self.module, self.config)
+
+    def _canonical_name(self, name: Tuple[str, str]) -> bool:
+        column = self.schema.columns.get(name)
+        return bool(self.schema.canonical.get(name) or name in self.rewrites or name in self.written
+                    or "case" in self.absorbs.get(name, ()) or (column is not None and column.canonical_by))
 
 
 def _names_of(facts: SchemaFacts, entity: str, raw_entity: str, column: str) -> List[Tuple[str, str]]:
     """Every (entity, name) the column may be known by: class or table, attribute or column."""
-    entities = {entity, raw_entity}
+    entities = {entity, raw_entity} | {t for t, c in facts.table_of_class.items() if c == entity}
     names = [(e, column) for e in entities]
     for (owner, attribute), mapped in facts.column_of_attribute.items():
         if owner in entities and mapped == column:
@@ -537,11 +595,23 @@ def ddl_items(text: str) -> Tuple[DdlItem, ...]:
     ("column", t, (c,), (TEXT|OTHER, canonical_by)) for every column of a CREATE TABLE;
     ("unique", t, columns, (via,)) for a unique column, constraint or index;
     ("canonical", t, columns, (why,)) for columns a functional/NOCASE unique index covers."""
-    statements = _parse_ddl(text)
     items: List[DdlItem] = []
-    for statement in statements:
-        items.extend(_statement_items(statement))
+    for statement in _parse_ddl(text):
+        try:
+            items.extend(_statement_items(statement))
+        except Exception:  # noqa: BLE001 - an unexpected tree shape (sqlglot version): skip it
+            continue
     return tuple(items)
+
+
+def _mentions_uniqueness(text: str) -> bool:
+    upper = text.upper()
+    return "UNIQUE" in upper or "PRIMARY" in upper
+
+
+def _looks_like_ddl(text: str) -> bool:
+    """Cheap test before sqlglot: a CREATE/ALTER statement that mentions UNIQUE or PRIMARY."""
+    return _mentions_uniqueness(text) and schema.DDL_START.match(text) is not None
 
 
 def _sqlglot() -> Any:
@@ -570,13 +640,18 @@ def _statement_items(statement: Any) -> Iterator[DdlItem]:
             yield from _create_table_items(statement.this, exp)
         elif kind == "INDEX" and statement.args.get("unique") and isinstance(statement.this, exp.Index):
             yield from _create_index_items(statement.this, exp)
-    elif isinstance(statement, exp.Alter):
+    elif isinstance(statement, _alter_types(exp)):
         table = _sql_name(statement.this)
         for action in statement.args.get("actions") or ():
             for unique in action.find_all(exp.UniqueColumnConstraint):
                 columns = _identifiers(unique.this)
                 if columns:
                     yield ("unique", table, columns, ("ALTER TABLE ... ADD UNIQUE",))
+
+
+def _alter_types(exp: Any) -> Tuple[type, ...]:
+    """``exp.Alter`` (sqlglot >= 25.x) or ``exp.AlterTable`` (older)."""
+    return tuple(t for t in (getattr(exp, "Alter", None), getattr(exp, "AlterTable", None)) if t is not None)
 
 
 def _create_table_items(schema_node: Any, exp: Any) -> Iterator[DdlItem]:
@@ -631,9 +706,12 @@ def _create_index_items(index: Any, exp: Any) -> Iterator[DdlItem]:
 def _canonicalizing_sql(expression: Any, exp: Any) -> bool:
     if isinstance(expression, exp.Collate):
         return bool(schema.CASE_INSENSITIVE_COLLATION.search(expression.sql()))
-    if isinstance(expression, (exp.Lower, exp.Upper)):
-        return True
-    name = expression.sql_name() if isinstance(expression, exp.Func) else ""
+    if isinstance(expression, exp.Anonymous):
+        name = str(expression.this)
+    elif isinstance(expression, exp.Func):
+        name = expression.sql_name()
+    else:
+        return False
     return name.lower() in schema.CANONICALIZING_SQL_FUNCTIONS
 
 
@@ -689,13 +767,24 @@ def _small_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.BaseSmallStat
                 yield from _small_statements(block)
 
 
-def _assignment(small: cst.BaseSmallStatement) -> Tuple[Optional[cst.BaseExpression], Optional[cst.BaseExpression], Optional[cst.BaseExpression]]:
+Expression = Optional[cst.BaseExpression]
+
+
+def _assignment(small: cst.BaseSmallStatement) -> Tuple[Expression, Expression, Expression]:
     """(target, annotation, value) of ``x = v`` / ``x: T = v``; Nones otherwise."""
     if isinstance(small, cst.Assign) and len(small.targets) == 1:
         return small.targets[0].target, None, small.value
     if isinstance(small, cst.AnnAssign):
         return small.target, small.annotation.annotation, small.value
     return None, None, None
+
+
+def _unordered(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``Lower("email").desc()`` -> ``Lower("email")``."""
+    while (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
+           and expr.func.attr.value in ("asc", "desc")):
+        expr = expr.func.value
+    return expr
 
 
 def _positional(call: cst.Call) -> List[cst.BaseExpression]:
@@ -735,8 +824,8 @@ def _sql_text(node: cst.BaseExpression) -> Optional[str]:
         for part in node.parts:
             if isinstance(part, cst.FormattedStringText):
                 parts.append(part.value)
-            else:
-                parts.append(last_name(part.expression) or "x")
+            else:  # a quoted identifier: {TABLE} must not read as the keyword TABLE
+                parts.append(f'"{last_name(part.expression) or "x"}"')
         return "".join(parts)
     return _string(node)
 
@@ -781,11 +870,13 @@ def _mongo_keys(keys: Optional[cst.BaseExpression]) -> Tuple[str, ...]:
     return tuple(out)
 
 
+_MONGO_STRENGTH = re.compile(r"strength\W*[:=]\s*(?:CollationStrength\.)?(\w+)")
+
+
 def _mongo_case_insensitive(collation: cst.BaseExpression) -> bool:
-    text = code(collation)
-    return any(f"strength={s}" in text.replace(" ", "") or f"strength':{s}" in text.replace(" ", "")
-               or f'strength":{s}' in text.replace(" ", "") or f".{s}" in text
-               for s in schema.MONGO_CASE_INSENSITIVE_STRENGTHS)
+    """``Collation("en", strength=2)`` / ``{"locale": "en", "strength": 1}`` ignore case."""
+    match = _MONGO_STRENGTH.search(code(collation))
+    return match is not None and match.group(1) in schema.MONGO_CASE_INSENSITIVE_STRENGTHS
 
 
 def _case_insensitive_collation(call: cst.Call) -> bool:
@@ -801,15 +892,13 @@ def _ci_class(name: str) -> bool:
     return name.startswith("CI") and name[2:3].isupper()
 
 
+_CONTAINERS = frozenset({"List", "list", "Dict", "dict", "Set", "set", "Tuple", "tuple", "Sequence"})
+
+
 def _annotation_is_text(annotation: cst.BaseExpression) -> bool:
-    """``Mapped[str]``, ``Mapped[Optional[str]]``, ``str``, ``Optional[str]``, ``str | None``."""
-    text = code(annotation).replace(" ", "")
-    for name in schema.TEXT_ANNOTATIONS:
-        for before in ("[", "", "|", ","):
-            for after in ("]", "", "|", ","):
-                if f"{before}{name}{after}" == text or f"{before}{name}{after}" in text and before and after:
-                    return True
-    return False
+    """``Mapped[str]``, ``Mapped[Optional[str]]``, ``str``, ``str | None``; not ``List[str]``."""
+    names = set(re.findall(r"\w+", code(annotation)))
+    return bool(names & schema.TEXT_ANNOTATIONS) and not names & _CONTAINERS
 
 
 def _impl_is_text(node: cst.ClassDef) -> bool:
@@ -835,6 +924,16 @@ def _validated_fields(node: cst.FunctionDef) -> Optional[List[str]]:
     return None
 
 
+def _receiver_sender(node: cst.FunctionDef) -> str:
+    for decorator in node.decorators:
+        expr = decorator.decorator
+        if isinstance(expr, cst.Call) and last_name(expr.func) == "receiver" and expr.args \
+                and last_name(expr.args[0].value) == "pre_save":
+            sender = _keyword(expr, "sender")
+            return last_name(sender) if sender is not None else ""
+    return ""
+
+
 def _calls_canonicalizer(node: cst.CSTNode, config: Config) -> bool:
     """Whether the subtree calls lower()/slugify()/a normalizer; small subtrees only (a
     method body, an assigned value)."""
@@ -856,9 +955,29 @@ def _short(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def entity_label(declaration: Declaration, column: str) -> str:
-    return f"{declaration.entity}.{column}"
-
-
 __all__ = ["CONSTRAINT", "FIELD", "Declaration", "UncanonicalKey", "configured_cover", "ddl_items",
-           "entity_label", "uncanonical_keys"]
+           "describe", "uncanonical_keys"]
+
+
+# -- messages -----------------------------------------------------------------------------------
+
+_WHY_NOT = {
+    ORM: "no save()/validator rewrite, case-insensitive column or Lower() constraint",
+    SQL: "no lower() index, CITEXT column or case-insensitive collation",
+    MONGO: "no case-insensitive collation",
+}
+
+
+def describe(key: UncanonicalKey, config: Config) -> Tuple[str, str]:
+    """(what is unique, why and what to do) for a KD3 message."""
+    columns = ", ".join(f"{key.declaration.entity}.{c}" for c, _ in key.columns)
+    kind = key.columns[0][1]
+    spellings = schema.COLLIDING_SPELLINGS[kind]
+    if config.normalizers:
+        fix = f"call a normalizer for {kind} keys at the boundary and list it in [tool.keydrift] normalizers"
+    elif all(k in schema.CASE_ONLY_KINDS for _, k in key.columns):
+        fix = ("normalize it at the boundary (one normalizer, before the uniqueness check) "
+               "or use a case-insensitive unique constraint")
+    else:
+        fix = "normalize it at the boundary (one normalizer, before the uniqueness check)"
+    return columns, f"({_WHY_NOT[key.declaration.layer]}): {spellings}; {fix}"

@@ -20,6 +20,14 @@ from keydrift.rules.kd107_key_rewritten_on_save import KeyRewrittenOnSave
 from keydrift.rules.kd201_normalizer_outside_boundary import NormalizerOutsideBoundary
 from keydrift.rules.kd202_adhoc_key_normalization import AdHocKeyNormalization
 from keydrift.rules.kd203_divergent_normalizations import DivergentNormalizations
+from keydrift.rules.kd301_unique_field_not_canonicalized import UniqueFieldNotCanonicalized
+from keydrift.rules.kd302_unique_constraint_not_canonicalized import UniqueConstraintNotCanonicalized
+from keydrift.rules.kd401_urlsplit_without_scheme import UrlsplitWithoutScheme
+from keydrift.rules.kd402_missing_host_fallback import MissingHostFallback
+from keydrift.rules.kd403_root_path_stripped import RootPathStripped
+from keydrift.rules.kd404_strip_with_word import StripWithWord
+from keydrift.rules.kd405_whole_url_lowercased import WholeUrlLowercased
+from keydrift.rules.kd406_normalizer_not_idempotent import NormalizerNotIdempotent
 from keydrift.rules.kd900_file_not_analyzed import FileNotAnalyzed, FileNotParsed
 from keydrift.types import Config
 
@@ -34,6 +42,14 @@ ALL_RULES: Tuple[Type[Rule], ...] = (
     NormalizerOutsideBoundary,
     AdHocKeyNormalization,
     DivergentNormalizations,
+    UniqueFieldNotCanonicalized,
+    UniqueConstraintNotCanonicalized,
+    UrlsplitWithoutScheme,
+    MissingHostFallback,
+    RootPathStripped,
+    StripWithWord,
+    WholeUrlLowercased,
+    NormalizerNotIdempotent,
     FileNotParsed,
     FileNotAnalyzed,
 )

@@ -1,0 +1,731 @@
+"""Normalizers and the defects inside them (KD4).
+
+**Which functions are normalizers.** With ``[tool.keydrift] normalizers`` configured, exactly
+the listed functions: a function matches an entry when the entry's last component is its name
+(``app.urls.canonical`` matches ``def canonical``; ``app.urls.Canon.normalize`` a method named
+``normalize``). Without configuration, the zero-config heuristic on the function's name:
+``transforms.NORMALIZER_NAME`` (``normalize*``/``normalise*``, ``canonical*``/
+``canonicalize*``, ``clean_*url*``, ``sanitize_*url|email|key|name*``, also after a prefix:
+``_normalize``, ``url_normalize``, ``get_canonical_url``) plus ``clean_``/``sanitize_``/
+``standardize_``/``norm_`` names that end in a key word (``clean_email``, ``norm_host``) —
+except names that say they tidy display text (``normalize_whitespace_in_text``,
+``normalize_title``, ``canonical_html``): those are not key normalizers.
+
+**The input.** The first parameter after ``self``/``cls``, plus any parameter named like a URL
+or path. It is a *URL* when its name or the function's says so (url, uri, link, href, website,
+homepage, endpoint) or the function passes it to ``urlsplit``/``urlparse``; a *path* when named
+so; otherwise KD401/KD403/KD405/KD406 have nothing to say about it.
+
+**How the body is read.** One walk over the normalizer's body in source order (nested
+functions skipped), with an environment ``name -> what the value is``: the input URL, a parse
+result, a host part (``.hostname``/``.netloc``/``.scheme``), a path part, a rebuilt URL
+(``urlunsplit``, ``geturl()``, an f-string with ``://``), or something else. Guards are
+textual and order-based: a string literal holding ``://`` (or starting with ``http``, or
+``//``) anywhere before a parse guarantees a scheme; an ``if`` that tests ``.scheme``/
+``.netloc``/``.hostname`` after it handles the missing one.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from dataclasses import dataclass, replace
+from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from keydrift.analysis.values import code, dotted_name, last_name
+from keydrift.frameworks import transforms
+from keydrift.types import Config
+
+KD401 = "KD401"
+KD402 = "KD402"
+KD403 = "KD403"
+KD404 = "KD404"
+KD405 = "KD405"
+KD406 = "KD406"
+PREFIX = "prefix"
+APPEND = "append"
+
+# -- which functions are normalizers ----------------------------------------------------------
+
+KEY_WORDS = r"(?:url|uri|link|href|email|host|hostname|domain|username|login|path|slug|handle)"
+EXTRA_NORMALIZER_NAME = re.compile(
+    rf"(?:^|_)(?:clean|sanitize|sanitise|standardi[sz]e|norm|canon)_\w*?{KEY_WORDS}(?:$|_|s\b)", re.I)
+# Normalizers of display text, not keys.
+DISPLAY_WORDS: FrozenSet[str] = frozenset({
+    "whitespace", "text", "html", "markdown", "markup", "display", "newline", "newlines",
+    "spaces", "space", "title", "caption", "label", "message", "content", "body", "quotes",
+    "punctuation", "line", "lines", "indent", "indentation",
+})
+URL_WORDS: FrozenSet[str] = frozenset({"url", "urls", "uri", "link", "href", "website", "homepage", "endpoint"})
+PATH_WORDS: FrozenSet[str] = frozenset({"path", "pathname", "route"})
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _words(name: str) -> List[str]:
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
+    return _WORD.findall(spaced.lower())
+
+
+@functools.lru_cache(maxsize=4096)
+def looks_like_normalizer(name: str) -> bool:
+    """The zero-config heuristic (see the module docstring)."""
+    if not (transforms.NORMALIZER_NAME.search(name) or EXTRA_NORMALIZER_NAME.search(name)):
+        return False
+    return not any(w in DISPLAY_WORDS for w in _words(name))
+
+
+def is_normalizer_name(name: str, config: Config) -> bool:
+    """A call to ``name`` normalizes (configured or heuristic): used to recognize calls."""
+    return name in _configured_names(config) or looks_like_normalizer(name)
+
+
+def is_normalizer(name: str, config: Config) -> bool:
+    """A function definition named ``name`` is a normalizer KD4 inspects."""
+    if config.normalizers:
+        return name in _configured_names(config)
+    return looks_like_normalizer(name)
+
+
+def _configured_names(config: Config) -> FrozenSet[str]:
+    return _last_components(tuple(config.normalizers))
+
+
+@functools.lru_cache(maxsize=64)
+def _last_components(names: Tuple[str, ...]) -> FrozenSet[str]:
+    return frozenset(n.rsplit(".", 1)[-1] for n in names)
+
+
+def module_name_of(path: str, config: Config) -> str:
+    """``app/models.py`` under the project root -> ``app.models``."""
+    if not path:
+        return ""
+    absolute = os.path.abspath(path)
+    root = os.path.abspath(config.root or ".")
+    relative = os.path.relpath(absolute, root) if absolute.startswith(root + os.sep) else path
+    for suffix in (".pyi", ".py"):
+        if relative.endswith(suffix):
+            relative = relative[: -len(suffix)]
+            break
+    parts = [p for p in re.split(r"[\\/]+", relative) if p and p != "."]
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def normalizer_functions(module: cst.Module, config: Config) -> Iterator[Tuple[str, cst.FunctionDef]]:
+    """(qualified name, definition) of every normalizer, walking statements only."""
+    yield from _functions(module.body, "", config)
+
+
+def _functions(body: Sequence[cst.CSTNode], prefix: str, config: Config) -> Iterator[Tuple[str, cst.FunctionDef]]:
+    for node in body:
+        if isinstance(node, cst.FunctionDef):
+            name = f"{prefix}{node.name.value}"
+            if is_normalizer(node.name.value, config):
+                yield name, node
+        elif isinstance(node, cst.ClassDef):
+            yield from _functions(_suite(node.body), f"{prefix}{node.name.value}.", config)
+        elif isinstance(node, (cst.If, cst.Try, cst.With)):
+            yield from _functions(_suite(node.body), prefix, config)
+            orelse = getattr(node, "orelse", None)
+            if isinstance(orelse, cst.Else):
+                yield from _functions(_suite(orelse.body), prefix, config)
+
+
+def _suite(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
+    return body.body if isinstance(body, cst.IndentedBlock) else ()
+
+
+# -- urllib.parse names -----------------------------------------------------------------------
+
+SPLIT_FUNCTIONS: FrozenSet[str] = frozenset({"urlsplit", "urlparse"})
+REBUILD_FUNCTIONS: FrozenSet[str] = frozenset({"urlunsplit", "urlunparse", "urljoin"})
+URL_PARSE_MODULES: FrozenSet[str] = frozenset({
+    "urllib.parse", "urlparse", "six.moves.urllib.parse", "future.backports.urllib.parse",
+    "urllib3.util.url",
+})
+
+
+@dataclass(frozen=True)
+class UrlParseNames:
+    """How the module names urllib.parse: ``from urllib.parse import urlsplit as us`` ->
+    functions {"us": "urlsplit"}; ``import urllib.parse as up`` -> modules {"up"}; names
+    imported from anywhere else (``from w3lib.url import urlparse``) are ``foreign``."""
+
+    functions: Dict[str, str]
+    modules: FrozenSet[str]
+    foreign: FrozenSet[str]
+
+
+def url_parse_names(module: cst.Module) -> UrlParseNames:
+    functions: Dict[str, str] = {}
+    modules: Set[str] = set()
+    foreign: Set[str] = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                source = dotted_name(small.module) if small.module is not None else ""
+                for alias in small.names:
+                    name = dotted_name(alias.name)
+                    local = last_name(alias.asname.name) if alias.asname is not None else name
+                    if source in URL_PARSE_MODULES:
+                        functions[local] = name
+                    elif source == "urllib" and name == "parse":
+                        modules.add(local)
+                    else:
+                        foreign.add(local)
+            elif isinstance(small, cst.Import):
+                for alias in small.names:
+                    full = dotted_name(alias.name)
+                    if full in URL_PARSE_MODULES:
+                        modules.add(last_name(alias.asname.name) if alias.asname is not None else full)
+    return UrlParseNames(functions, frozenset(modules), frozenset(foreign))
+
+
+# -- values inside a normalizer --------------------------------------------------------------
+
+INPUT = "input"  # the URL the normalizer was given (or derived from it as a whole)
+PARSED = "parsed"  # a urlsplit/urlparse result
+HOST = "host"  # scheme, netloc, hostname of a parse result
+PATH = "path"  # path, query, fragment of a parse result, or a path input
+REBUILT = "rebuilt"  # a whole URL put back together
+OTHER = "other"
+
+HOST_ATTRIBUTES: FrozenSet[str] = frozenset({"scheme", "netloc", "hostname", "port", "username", "password"})
+HOST_READS: FrozenSet[str] = frozenset({"hostname", "netloc"})  # None/"" without a scheme
+PATH_ATTRIBUTES: FrozenSet[str] = frozenset({"path", "query", "fragment", "params"})
+SPLIT_TUPLE_KINDS = (HOST, HOST)  # scheme, netloc; the rest of the tuple are path parts
+# str methods whose result is still the same kind of value (the whole URL stays a whole URL).
+KIND_PRESERVING_METHODS: FrozenSet[str] = frozenset({
+    "strip", "lstrip", "rstrip", "replace", "removeprefix", "removesuffix", "lower", "upper",
+    "casefold", "encode", "decode", "expandtabs", "translate",
+})
+# Functions that return their argument's kind.
+KIND_PRESERVING_FUNCTIONS: FrozenSet[str] = frozenset({"str", "unquote", "quote", "unquote_plus", "quote_plus"})
+CASE_METHODS: FrozenSet[str] = frozenset({"lower", "casefold"})
+STRIP_METHODS: FrozenSet[str] = frozenset({"strip", "lstrip", "rstrip"})
+
+
+@dataclass(frozen=True)
+class Val:
+    kind: str = OTHER
+    slash_stripped: bool = False  # rstrip("/")/removesuffix("/") applied: appending "/" is idempotent
+    stripped_by: int = 0  # id() of that rstrip call: appending "/" afterwards also restores the root
+    scheme_stripped: bool = False  # removeprefix("https://")/lstrip("http://"): prefixing one is idempotent
+
+
+@dataclass(frozen=True)
+class Defect:
+    code: str
+    function: str  # qualified name of the normalizer
+    node: cst.CSTNode
+    text: str  # the offending expression, for messages
+    detail: str = ""  # KD406: PREFIX or APPEND; KD403: PATH or a whole URL (INPUT, REBUILT)
+
+
+def _literal(node: cst.CSTNode) -> Optional[str]:
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        try:
+            value = node.evaluated_value
+        except Exception:  # noqa: BLE001 - odd prefixes
+            return None
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _guarantees_scheme(text: str) -> bool:
+    """A literal that checks for or adds a scheme: "://", "https://", "http", "//"."""
+    lowered = text.lower()
+    return "://" in lowered or lowered.startswith("http") or lowered == "//"
+
+
+def looks_like_word(chars: str) -> bool:
+    """A strip() argument that is a prefix/suffix, not a set of characters: "www.", ".com",
+    "https://" (two letters or more, plus punctuation of a URL or a repeated character)."""
+    letters = sum(c.isalpha() for c in chars)
+    if letters < 2:
+        return False
+    return any(c in ".:/@" for c in chars) or len(set(chars)) < len(chars)
+
+
+class NormalizerReader:
+    """One walk over one normalizer's body, in source order, collecting defects."""
+
+    def __init__(self, qualified: str, node: cst.FunctionDef, names: UrlParseNames) -> None:
+        self.qualified = qualified
+        self.function = node
+        self.names = names
+        self.env: Dict[str, Val] = {}
+        self.ancestors: List[cst.CSTNode] = []
+        self.defects: List[Defect] = []
+        # facts gathered while walking, in source order
+        self.scheme_guarded = False  # a "://" literal or an input validation seen so far
+        self.prefix_guarded = False  # an if-test on startswith/"://"/scheme seen so far
+        self.append_guarded = False  # an if-test on endswith/"/" seen so far
+        self.root_restored = False  # `or "/"`, `x = "/"`, `"/" if ... else ...` anywhere
+        self.host_checked = False  # an if-test on the host that raises, or an assert
+        self.scheme_handled_after: List[int] = []  # order indexes of if-tests on .scheme/.netloc
+        self.order = 0
+        self.pending_splits: List[Tuple[int, cst.Call]] = []
+        self.pending_fallbacks: List[cst.CSTNode] = []
+        self.pending_rstrips: List[Tuple[cst.Call, str]] = []  # (call, kind of what it strips)
+        self.safe_rstrips: Set[int] = set()
+        self.host_names: Set[str] = set()
+
+    # -- setup ----------------------------------------------------------------------------------
+
+    def run(self) -> List[Defect]:
+        self._bind_inputs()
+        body = self.function.body
+        statements = list(_suite(body)) if isinstance(body, cst.IndentedBlock) else [body]
+        if statements and _is_docstring(statements[0]):
+            statements = statements[1:]
+        for statement in statements:
+            self._walk(statement)
+        self._finish()
+        return self.defects
+
+    def _bind_inputs(self) -> None:
+        signature = self.function.params
+        params = [p.name.value for p in (*signature.posonly_params, *signature.params, *signature.kwonly_params)]
+        if params and params[0] in ("self", "cls"):
+            params = params[1:]
+        if not params:
+            return
+        function_words = set(_words(self.function.name.value))
+        url_function = bool(function_words & URL_WORDS) or self._splits_parameter(params)
+        path_function = bool(function_words & PATH_WORDS)
+        for index, name in enumerate(params):
+            words = set(_words(name))
+            if words & URL_WORDS or (index == 0 and url_function):
+                self.env[name] = Val(INPUT)
+            elif words & PATH_WORDS or (index == 0 and path_function):
+                self.env[name] = Val(PATH)
+
+    def _splits_parameter(self, params: List[str]) -> bool:
+        """Whether the body passes a parameter (or a method chain on it) to urlsplit/urlparse."""
+        stack: List[cst.CSTNode] = [self.function.body]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Call) and self._split_function(node.func) and node.args:
+                if _root_name(node.args[0].value) in params:
+                    return True
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            stack.extend(node.children)
+        return False
+
+    def _split_function(self, func: cst.BaseExpression) -> str:
+        """"urlsplit"/"urlparse" when ``func`` is urllib's, else ""."""
+        if isinstance(func, cst.Name):
+            name = self.names.functions.get(func.value)
+            if name is not None:
+                return name if name in SPLIT_FUNCTIONS else ""
+            unbound = func.value not in self.names.foreign  # a star import, most likely
+            return func.value if func.value in SPLIT_FUNCTIONS and unbound else ""
+        if isinstance(func, cst.Attribute) and func.attr.value in SPLIT_FUNCTIONS:
+            owner = dotted_name(func.value)
+            return func.attr.value if owner in self.names.modules or owner in URL_PARSE_MODULES else ""
+        return ""
+
+    def _rebuild_function(self, func: cst.BaseExpression) -> bool:
+        name = last_name(func)
+        if isinstance(func, cst.Name):
+            name = self.names.functions.get(name, name)
+        return name in REBUILD_FUNCTIONS
+
+    # -- walking --------------------------------------------------------------------------------
+
+    def _walk(self, node: cst.CSTNode) -> None:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            return  # nested definitions are other functions
+        self.order += 1
+        self._enter(node)
+        self.ancestors.append(node)
+        for child in node.children:
+            self._walk(child)
+        self.ancestors.pop()
+        self._leave(node)
+
+    def _enter(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.If):
+            self._if_test(node.test, node.body)
+        elif isinstance(node, cst.IfExp):
+            self._if_test(node.test, None)
+            for branch in (node.body, node.orelse):
+                if _literal(branch) == "/":
+                    self.root_restored = True
+        elif isinstance(node, cst.Assert):
+            if _mentions(node.test, HOST_ATTRIBUTES, self.host_names):
+                self.host_checked = True
+        elif isinstance(node, cst.BooleanOperation):
+            self._boolean(node)
+        elif isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+            self._string(node)
+
+    def _leave(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.Call):
+            self._call(node)
+        elif isinstance(node, cst.BinaryOperation):
+            self._binary(node)
+        elif isinstance(node, cst.FormattedString):
+            self._fstring(node)
+        elif isinstance(node, cst.Assign):
+            for target in node.targets:
+                self._assign(target.target, node.value)
+        elif isinstance(node, cst.AnnAssign) and node.value is not None:
+            self._assign(node.target, node.value)
+        elif isinstance(node, cst.AugAssign):
+            self._augmented(node)
+
+    # -- facts -----------------------------------------------------------------------------------
+
+    def _if_test(self, test: cst.BaseExpression, body: Optional[cst.BaseSuite]) -> None:
+        text = code(test)
+        if any(w in text for w in ("startswith", "://", "http", ".scheme", "netloc")):
+            self.prefix_guarded = True
+        if "endswith" in text or '"/"' in text or "'/'" in text or "[-1]" in text:
+            self.append_guarded = True
+        if re.search(r"\.(?:scheme|netloc|hostname)\b", text):
+            self.scheme_handled_after.append(self.order)
+        raises = body is not None and _raises(body)
+        if raises and _mentions(test, HOST_ATTRIBUTES, self.host_names):
+            self.host_checked = True
+        if raises and any(isinstance(v, Val) and v.kind == INPUT and re.search(rf"\b{re.escape(n)}\b", text)
+                          for n, v in self.env.items()):
+            self.scheme_guarded = True  # the input is validated (and rejected) before parsing
+
+    def _string(self, node: cst.BaseExpression) -> None:
+        value = _literal(node)
+        if value is not None and _guarantees_scheme(value) and not self._in_docstring_like():
+            self.scheme_guarded = True
+
+    def _in_docstring_like(self) -> bool:
+        return bool(self.ancestors) and isinstance(self.ancestors[-1], cst.Expr)
+
+    def _boolean(self, node: cst.BooleanOperation) -> None:
+        if not isinstance(node.operator, cst.Or):
+            return
+        right = _literal(node.right)
+        if right == "/":
+            self.root_restored = True
+            self.safe_rstrips.update(id(n) for n in _call_chain(node.left))
+        elif right is not None and _is_host_read(node.left, self.host_names):
+            self.pending_fallbacks.append(node)
+
+    def _call(self, node: cst.Call) -> None:
+        split = self._split_function(node.func)
+        if split and node.args:
+            self._split_call(node)
+            return
+        name = last_name(node.func)
+        if name == "getattr" and len(node.args) == 3 and _literal(node.args[1].value) in HOST_READS:
+            self.pending_fallbacks.append(node)
+        if not isinstance(node.func, cst.Attribute):
+            return
+        receiver = self.eval(node.func.value)
+        args = [_literal(a.value) for a in node.args]
+        if name in STRIP_METHODS and args and args[0] is not None:
+            self._strip_call(node, name, args[0], receiver)
+        elif name in CASE_METHODS and receiver.kind in (INPUT, REBUILT) and self._lowers_whole_url(node):
+            self._add(KD405, node)
+
+    def _split_call(self, node: cst.Call) -> None:
+        arg = self.eval(node.args[0].value)
+        probe = bool(self.ancestors) and isinstance(self.ancestors[-1], cst.Attribute) \
+            and self.ancestors[-1].attr.value == "scheme"
+        if arg.kind == INPUT and not self.scheme_guarded and not probe:
+            self.pending_splits.append((self.order, node))
+
+    def _strip_call(self, node: cst.Call, name: str, chars: str, receiver: Val) -> None:
+        if looks_like_word(chars):
+            self._add(KD404, node)
+        elif name == "rstrip" and "/" in chars and receiver.kind in (INPUT, PATH, REBUILT):
+            if not self._guarded_by_root_test():
+                self.pending_rstrips.append((node, receiver.kind))
+
+    def _guarded_by_root_test(self) -> bool:
+        """Inside ``if path != "/"`` / ``if len(path) > 1``: the root is never stripped."""
+        for ancestor in self.ancestors:
+            if isinstance(ancestor, (cst.If, cst.IfExp)):
+                text = code(ancestor.test)
+                if '"/"' in text or "'/'" in text or "len(" in text:
+                    return True
+        return False
+
+    def _lowers_whole_url(self, node: cst.Call) -> bool:
+        """Not when lowered only to read the host, or only to be compared or tested."""
+        return not self._in_host_read() and not self._in_test(node)
+
+    def _in_host_read(self) -> bool:
+        """Inside the argument of ``urlsplit(...).hostname`` (or .netloc/.scheme)."""
+        for outer, inner in zip(self.ancestors, self.ancestors[1:]):
+            if (isinstance(outer, cst.Attribute) and outer.attr.value in HOST_ATTRIBUTES
+                    and inner is outer.value and isinstance(inner, cst.Call) and self._split_function(inner.func)):
+                return True
+        return False
+
+    def _in_test(self, node: cst.CSTNode) -> bool:
+        chain = self.ancestors + [node]
+        for ancestor, child in zip(chain, chain[1:]):
+            if isinstance(ancestor, cst.Comparison):
+                return True
+            if isinstance(ancestor, (cst.If, cst.IfExp, cst.While, cst.Assert)) and child is ancestor.test:
+                return True
+        return False
+
+    def _binary(self, node: cst.BinaryOperation) -> None:
+        if not isinstance(node.operator, cst.Add):
+            return
+        left, right = _literal(node.left), _literal(node.right)
+        if right is not None and _only_slashes(right):
+            self._append(node, self.eval(node.left))
+            if isinstance(node.left, cst.Call):
+                self.safe_rstrips.add(id(node.left))
+        elif left is not None and "://" in left:
+            self._prefix(node, self.eval(node.right))
+
+    def _fstring(self, node: cst.FormattedString) -> None:
+        """``f"https://{url}"`` prefixes a scheme; ``f"{path}/"`` appends a slash."""
+        parts = list(node.parts)
+        for index, part in enumerate(parts):
+            if not isinstance(part, cst.FormattedStringExpression):
+                continue
+            before = parts[index - 1] if index else None
+            after = parts[index + 1] if index + 1 < len(parts) else None
+            value = self.eval(part.expression)
+            if index == 1 and isinstance(before, cst.FormattedStringText) and "://" in before.value:
+                self._prefix(node, value)
+            if index + 2 == len(parts) and isinstance(after, cst.FormattedStringText) and _only_slashes(after.value):
+                self._append(node, value)
+
+    def _prefix(self, node: cst.CSTNode, value: Val) -> None:
+        if value.kind == INPUT and not value.scheme_stripped and not self.prefix_guarded and not self._conditional():
+            self._add(KD406, node, PREFIX)
+
+    def _append(self, node: cst.CSTNode, value: Val) -> None:
+        if value.slash_stripped:
+            self.safe_rstrips.add(value.stripped_by)
+        if value.kind in (INPUT, PATH, REBUILT) and not value.slash_stripped \
+                and not self.append_guarded and not self._conditional():
+            self._add(KD406, node, APPEND)
+
+    def _conditional(self) -> bool:
+        return any(isinstance(a, (cst.If, cst.IfExp, cst.While)) for a in self.ancestors)
+
+    def _augmented(self, node: cst.AugAssign) -> None:
+        if isinstance(node.operator, cst.AddAssign) and isinstance(node.target, cst.Name):
+            suffix = _literal(node.value)
+            if suffix is not None and _only_slashes(suffix):
+                self._append(node, self.eval(node.target))
+
+    def _assign(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if _literal(value) == "/":
+            self.root_restored = True
+        if isinstance(target, cst.Name):
+            evaluated = self.eval(value)
+            self.env[target.value] = evaluated
+            if _mentions(value, HOST_READS, self.host_names):
+                self.host_names.add(target.value)
+            else:
+                self.host_names.discard(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            kind = self.eval(value).kind
+            for index, element in enumerate(target.elements):
+                if isinstance(element.value, cst.Name):
+                    part = OTHER
+                    if kind == PARSED:
+                        part = SPLIT_TUPLE_KINDS[index] if index < len(SPLIT_TUPLE_KINDS) else PATH
+                    self.env[element.value.value] = Val(part)
+                    if part == HOST and index == 1:
+                        self.host_names.add(element.value.value)
+
+    def _add(self, code_: str, node: cst.CSTNode, detail: str = "") -> None:
+        self.defects.append(Defect(code_, self.qualified, node, code(node), detail))
+
+    def _finish(self) -> None:
+        for order, call in self.pending_splits:
+            if not any(after > order for after in self.scheme_handled_after):
+                self._add(KD401, call)
+        if not self.host_checked:
+            for node in self.pending_fallbacks:
+                self._add(KD402, node)
+        if not self.root_restored:
+            for call, kind in self.pending_rstrips:
+                if id(call) not in self.safe_rstrips:
+                    self._add(KD403, call, kind)
+
+    # -- evaluation -----------------------------------------------------------------------------
+
+    def eval(self, node: cst.BaseExpression) -> Val:
+        if isinstance(node, cst.Name):
+            return self.env.get(node.value, Val())
+        if isinstance(node, cst.Attribute):
+            base = self.eval(node.value)
+            if base.kind == PARSED:
+                if node.attr.value in HOST_ATTRIBUTES:
+                    return Val(HOST)
+                if node.attr.value in PATH_ATTRIBUTES:
+                    return Val(PATH)
+            return Val()
+        if isinstance(node, cst.Call):
+            return self._eval_call(node)
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+            sides = (node.left, node.right)
+            return self._eval_parts([self.eval(p) for p in sides], [_literal(p) or "" for p in sides])
+        if isinstance(node, cst.FormattedString):
+            return self._eval_parts(
+                [self.eval(p.expression) for p in node.parts if isinstance(p, cst.FormattedStringExpression)],
+                [p.value for p in node.parts if isinstance(p, cst.FormattedStringText)])
+        if isinstance(node, cst.BooleanOperation):
+            left = self.eval(node.left)
+            return left if left.kind != OTHER else self.eval(node.right)
+        if isinstance(node, cst.IfExp):
+            body = self.eval(node.body)
+            return body if body.kind != OTHER else self.eval(node.orelse)
+        if isinstance(node, cst.Await):
+            return self.eval(node.expression)
+        return Val()
+
+    def _eval_call(self, node: cst.Call) -> Val:
+        func = node.func
+        if self._split_function(func):
+            return Val(PARSED)
+        if self._rebuild_function(func):
+            return Val(REBUILT)
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            receiver = self.eval(func.value)
+            if method == "geturl" and receiver.kind == PARSED:
+                return Val(REBUILT)
+            if method == "_replace" and receiver.kind == PARSED:
+                return receiver
+            if method in KIND_PRESERVING_METHODS and receiver.kind != PARSED:
+                return self._after_method(receiver, method, node)
+            return Val()
+        if last_name(func) in KIND_PRESERVING_FUNCTIONS and node.args:
+            return self.eval(node.args[0].value)
+        return Val()
+
+    @staticmethod
+    def _after_method(receiver: Val, method: str, node: cst.Call) -> Val:
+        chars = _literal(node.args[0].value) if node.args else None
+        if method in ("rstrip", "strip", "removesuffix") and chars is not None and "/" in chars:
+            return replace(receiver, slash_stripped=True, stripped_by=id(node))
+        if method in ("lstrip", "strip", "removeprefix", "replace") and chars is not None and _guarantees_scheme(chars):
+            return replace(receiver, scheme_stripped=True)
+        return receiver
+
+    @staticmethod
+    def _eval_parts(values: Sequence[Val], texts: Sequence[str]) -> Val:
+        """A concatenation or f-string: a whole URL when it holds the input or a path after
+        "://"; a path when it holds a path part."""
+        if any(v.kind == INPUT for v in values):
+            return Val(INPUT)
+        if any(v.kind == PATH for v in values):
+            return Val(REBUILT) if any("://" in t for t in texts) else Val(PATH)
+        return Val()
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+def _only_slashes(text: str) -> bool:
+    return bool(text) and not text.strip("/")
+
+
+def _is_docstring(statement: cst.CSTNode) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr)
+            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+
+
+def _raises(body: cst.BaseSuite) -> bool:
+    statements = _suite(body) if isinstance(body, cst.IndentedBlock) else [body]
+    for statement in statements:
+        smalls = statement.body if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ()
+        if any(isinstance(s, cst.Raise) for s in smalls):
+            return True
+    return False
+
+
+def _mentions(node: cst.CSTNode, attributes: FrozenSet[str], names: Set[str]) -> bool:
+    """Whether ``node`` reads one of ``attributes`` (``p.hostname``) or ``names``."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Attribute) and current.attr.value in attributes:
+            return True
+        if isinstance(current, cst.Name) and current.value in names:
+            return True
+        stack.extend(current.children)
+    return False
+
+
+def _is_host_read(node: cst.BaseExpression, host_names: Set[str]) -> bool:
+    """``p.hostname`` / ``p.netloc`` / a name holding one."""
+    if isinstance(node, cst.Attribute):
+        return node.attr.value in HOST_READS
+    return isinstance(node, cst.Name) and node.value in host_names
+
+
+def _root_name(node: cst.BaseExpression) -> str:
+    """``url.strip().lower()`` -> "url"."""
+    while True:
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            node = node.func.value
+        elif isinstance(node, (cst.Attribute, cst.Subscript)):
+            node = node.value
+        else:
+            return node.value if isinstance(node, cst.Name) else ""
+
+
+def _call_chain(node: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """``a.rstrip("/").lower()`` -> the calls of the chain, outermost first."""
+    while isinstance(node, cst.Call):
+        yield node
+        node = node.func.value if isinstance(node.func, cst.Attribute) else node.func
+
+
+# -- entry point -----------------------------------------------------------------------------
+
+_last: List[Tuple[object, List[Defect]]] = []
+
+
+def normalizer_defects(facts: object) -> List[Defect]:
+    """Every KD4 defect of ``facts.module``; the six KD4 rules share one walk (the result for
+    the last module is kept)."""
+    module = getattr(facts, "module")
+    if _last and _last[0][0] is module:
+        return _last[0][1]
+    config: Config = getattr(facts, "config", None) or Config()
+    defects: List[Defect] = []
+    names: Optional[UrlParseNames] = None
+    for qualified, node in normalizer_functions(module, config):
+        if names is None:
+            names = url_parse_names(module)
+        defects.extend(NormalizerReader(qualified, node, names).run())
+    _last[:] = [(module, defects)]
+    return defects
+
+
+def defects_of(facts: object, code_: str) -> Iterator[Defect]:
+    for defect in normalizer_defects(facts):
+        if defect.code == code_:
+            yield defect
+
+
+# -- messages ---------------------------------------------------------------------------------
+
+def short_text(text: str, limit: int = 50) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def function_label(defect: Defect) -> str:
+    return f"{defect.function}()"

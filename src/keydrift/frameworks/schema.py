@@ -1,0 +1,182 @@
+"""Schema vocabulary for KD3 (uniqueness on keys never canonicalized): which declarations make
+a value unique, which column types hold text, which names are natural keys, and what makes a
+unique column already canonical (case-insensitive types, collations, functional indexes).
+
+Tables only; the matching code is in ``keydrift.analysis.uniqueness``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, FrozenSet, Optional, Tuple
+
+# -- natural keys ---------------------------------------------------------------------------
+
+# Kinds of natural key, by the name token that announces them. A natural key is a value users
+# type or other systems return, so two spellings of one thing arrive: case, slashes, dots.
+URL = "url"
+EMAIL = "email"
+HOST = "host"
+USERNAME = "username"
+SLUG = "slug"
+PATH = "path"
+NAME = "name"
+
+NATURAL_KEY_TOKENS: Dict[str, str] = {
+    "url": URL, "uri": URL, "link": URL, "href": URL, "permalink": URL, "website": URL,
+    "homepage": URL, "endpoint": URL,
+    "email": EMAIL, "mail": EMAIL,
+    "host": HOST, "hostname": HOST, "domain": HOST, "fqdn": HOST, "subdomain": HOST,
+    "username": USERNAME, "login": USERNAME, "handle": USERNAME, "nickname": USERNAME,
+    "slug": SLUG,
+    "path": PATH, "pathname": PATH,
+    "name": NAME,
+}
+
+# ``<qualifier>_name`` is a natural key only for these qualifiers (``user_name``, ``team_name``);
+# ``first_name``, ``display_name``, ``file_name``, ``model_name`` are not keys users look up.
+NAME_QUALIFIERS: Dict[str, str] = {
+    "user": USERNAME, "screen": USERNAME, "login": USERNAME, "account": USERNAME,
+    "host": HOST, "domain": HOST,
+    "team": NAME, "org": NAME, "organization": NAME, "organisation": NAME, "company": NAME,
+    "group": NAME, "tag": NAME, "category": NAME, "channel": NAME, "project": NAME,
+    "repo": NAME, "repository": NAME, "site": NAME, "workspace": NAME, "tenant": NAME,
+}
+
+# A token that makes the value an opaque identifier: compared byte for byte by design, so it
+# needs no canonicalization (``url_hash``, ``email_token``, ``external_id``, ``api_key``).
+OPAQUE_TOKENS: FrozenSet[str] = frozenset({
+    "id", "ids", "uuid", "guid", "ulid", "pk", "token", "key", "hash", "sha", "sha1", "sha256",
+    "md5", "digest", "checksum", "fingerprint", "nonce", "secret", "signature", "sig", "code",
+    "number", "num", "serial", "etag", "version", "counter", "idx",
+})
+
+# Display text: uniqueness on it is a presentation choice, and "Hello" vs "hello" may well be
+# two titles. Never treated as a natural key.
+DISPLAY_TOKENS: FrozenSet[str] = frozenset({"title", "label", "caption", "heading", "subject"})
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def name_tokens(name: str) -> Tuple[str, ...]:
+    """``sourceURL`` / ``source_url`` -> ("source", "url")."""
+    spaced = _CAMEL.sub("_", name.strip("_"))
+    return tuple(t.lower() for t in spaced.split("_") if t)
+
+
+def natural_key_kind(name: str) -> Optional[str]:
+    """The kind of natural key a field name announces, or None for opaque/unknown names."""
+    tokens = name_tokens(name)
+    if not tokens or any(t in OPAQUE_TOKENS or t in DISPLAY_TOKENS for t in tokens):
+        return None
+    if tokens[-1] == NAME:
+        if len(tokens) == 1:
+            return NAME
+        return NAME_QUALIFIERS.get(tokens[-2])
+    for token in reversed(tokens):
+        kind = NATURAL_KEY_TOKENS.get(token)
+        if kind is not None and kind != NAME:
+            return kind
+    return None
+
+
+# Two spellings of one natural key, per kind, for messages.
+COLLIDING_SPELLINGS: Dict[str, str] = {
+    URL: '"https://Example.com/a" and "https://example.com/a/" become two rows',
+    EMAIL: '"Bob@Example.com" and "bob@example.com" become two rows',
+    HOST: '"Example.com" and "example.com." become two rows',
+    USERNAME: '"Alice" and "alice" become two rows',
+    SLUG: '"My-Post" and "my-post" become two rows',
+    PATH: '"/about" and "/about/" become two rows',
+    NAME: '"Python" and "python " become two rows',
+}
+
+# Kinds a case-insensitive constraint fully canonicalizes; URLs and paths also need slashes,
+# ports and percent-encoding settled, which only a normalizer does.
+CASE_ONLY_KINDS: FrozenSet[str] = frozenset({EMAIL, HOST, USERNAME, SLUG, NAME})
+
+# Words in a configured normalizer's qualified name that say which kinds it canonicalizes
+# (``app.urls.canonical`` -> url, ``accounts.normalize_email`` -> email).
+NORMALIZER_KIND_WORDS: Dict[str, str] = {
+    "url": URL, "urls": URL, "uri": URL, "uris": URL, "link": URL, "links": URL, "href": URL,
+    "email": EMAIL, "emails": EMAIL, "mail": EMAIL, "address": EMAIL,
+    "host": HOST, "hosts": HOST, "hostname": HOST, "domain": HOST, "domains": HOST,
+    "username": USERNAME, "usernames": USERNAME, "login": USERNAME, "handle": USERNAME,
+    "user": USERNAME, "users": USERNAME,
+    "slug": SLUG, "slugs": SLUG,
+    "path": PATH, "paths": PATH,
+    "name": NAME, "names": NAME,
+}
+
+# -- declarations ---------------------------------------------------------------------------
+
+UNIQUE_KEYWORDS: FrozenSet[str] = frozenset({"unique", "primary_key"})
+
+# Django / peewee / Tortoise / mongoengine field classes (last name of the callee) that hold text.
+TEXT_FIELD_CLASSES: FrozenSet[str] = frozenset({
+    "CharField", "EmailField", "URLField", "SlugField", "TextField", "FixedCharField",
+    "FilePathField", "StringField",
+})
+# SQLAlchemy column types that hold text.
+TEXT_COLUMN_TYPES: FrozenSet[str] = frozenset({
+    "String", "Unicode", "Text", "UnicodeText", "VARCHAR", "NVARCHAR", "CHAR", "NCHAR", "TEXT",
+    "CLOB", "Varchar", "CITEXT", "CIText",
+})
+# Annotations of a text attribute: ``Mapped[str]``, SQLModel ``email: str``.
+TEXT_ANNOTATIONS: FrozenSet[str] = frozenset({"str", "EmailStr", "HttpUrl", "AnyUrl", "AnyHttpUrl"})
+# Calls that declare a SQLAlchemy/SQLModel column; their type is an argument or the annotation.
+COLUMN_CALLS: FrozenSet[str] = frozenset({"Column", "mapped_column", "Field"})
+
+# Separate constraints and indexes.
+UNIQUE_CONSTRAINT_CALLS: FrozenSet[str] = frozenset({"UniqueConstraint"})
+INDEX_CALLS: FrozenSet[str] = frozenset({"Index"})
+TABLE_CALLS: FrozenSet[str] = frozenset({"Table"})
+MONGO_INDEX_METHODS: FrozenSet[str] = frozenset({"create_index", "ensure_index"})
+MONGO_INDEXES_METHODS: FrozenSet[str] = frozenset({"create_indexes"})
+MONGO_INDEX_MODEL: FrozenSet[str] = frozenset({"IndexModel"})
+
+# Meta/__table_args__ attributes that hold constraints.
+DJANGO_META_CONSTRAINTS: FrozenSet[str] = frozenset({"constraints", "indexes"})
+DJANGO_UNIQUE_TOGETHER: FrozenSet[str] = frozenset({"unique_together"})
+SQLALCHEMY_TABLE_ARGS: FrozenSet[str] = frozenset({"__table_args__"})
+
+# -- what makes a unique key canonical already ------------------------------------------------
+
+# SQL functions and ORM expressions that canonicalize inside a functional unique index.
+CANONICALIZING_SQL_FUNCTIONS: FrozenSet[str] = frozenset({
+    "lower", "upper", "Lower", "Upper", "lcase", "ucase", "casefold", "trim", "Trim",
+})
+# Field/type class names that store a canonical value (``LowercaseEmailField``,
+# sqlalchemy_utils ``EmailType`` which lowercases) or compare case-insensitively.
+CANONICAL_CLASS_NAME = re.compile(r"lower|caseinsensitive|case_insensitive|normali[sz]ed|canonical|citext", re.I)
+CANONICAL_TYPES: FrozenSet[str] = frozenset({"EmailType", "CIText", "CITEXT"})
+
+# Methods of a custom field/type class that run on every stored value.
+STORING_METHODS: FrozenSet[str] = frozenset({
+    "get_prep_value", "to_python", "process_bind_param", "pre_save", "get_db_prep_value",
+    "db_value", "coerce_compared_value", "process_literal_param",
+})
+# Methods of a model that run when a value is stored or assigned (beyond models.SAVING_METHODS).
+ASSIGNING_METHODS: FrozenSet[str] = frozenset({"__init__", "__post_init__", "__setattr__"})
+# Decorators of methods that validate/convert an attribute (SQLAlchemy, pydantic/SQLModel).
+VALIDATOR_DECORATORS: FrozenSet[str] = frozenset({
+    "validates", "validator", "field_validator", "setter", "before_validator",
+})
+# String methods and functions that canonicalize a value stored by a custom field or save().
+CANONICALIZING_CALLS: FrozenSet[str] = frozenset({
+    "lower", "casefold", "upper", "strip", "rstrip", "lstrip", "slugify", "normalize",
+    "removeprefix", "removesuffix", "encode",
+})
+
+# Case-insensitive SQL column types and collation words.
+CASE_INSENSITIVE_SQL_TYPES: FrozenSet[str] = frozenset({"citext"})
+CASE_INSENSITIVE_COLLATION = re.compile(r"nocase|_ci\b|_ci_|[-_]ci\b|insensitive|ks-level[12]", re.I)
+# MongoDB collation strengths 1 and 2 ignore case.
+MONGO_CASE_INSENSITIVE_STRENGTHS: FrozenSet[str] = frozenset({"1", "2", "PRIMARY", "SECONDARY"})
+
+# SQL text worth handing to the DDL reader: it starts (after comments) with CREATE or ALTER.
+DDL_START = re.compile(r"^\s*(?:(?:--[^\n]*|/\*.*?\*/)\s*)*(?:create|alter)\b", re.I | re.S)
+SQL_TEXT_TYPES: FrozenSet[str] = frozenset({
+    "TEXT", "VARCHAR", "CHAR", "NVARCHAR", "NCHAR", "STRING", "CLOB", "NTEXT", "BPCHAR",
+    "MEDIUMTEXT", "LONGTEXT", "TINYTEXT", "NAME",
+})

@@ -1,0 +1,104 @@
+"""KD301: a model field is unique on a natural key that nothing canonicalizes."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from keydrift.analysis.facts import RawFinding
+from keydrift.analysis.uniqueness import FIELD, describe, uncanonical_keys
+from keydrift.rules._base import Rule
+from keydrift.types import Config
+
+
+class UniqueFieldNotCanonicalized(Rule):
+    """A unique model field holds a natural key that is never canonicalized on the way in.
+
+    ## What it does
+    Finds model fields declared unique — Django `models.X(unique=True)` and string
+    `primary_key=True`, SQLAlchemy `Column(String, unique=True)` / `mapped_column(unique=True)`
+    (also in a Core `Table(...)`), SQLModel `Field(unique=True)`, peewee `CharField(unique=True)`
+    — whose name says it is a natural key people type or other systems return (url, uri, link,
+    href, email, host/hostname/domain, username/login/handle/nickname, slug, path, and `name`),
+    when nothing in the module makes two spellings of one value equal.
+
+    A field counts as canonicalized when the model rewrites it as it is stored (`save()`,
+    `clean()`, `__init__`, a property setter, `@validates`, a `pre_save` receiver, through
+    `lower()`/`slugify()`/a normalizer), when the column compares case-insensitively (CITEXT,
+    `CI*Field`, a case-insensitive `db_collation`), when a functional unique constraint covers
+    it (`UniqueConstraint(Lower("email"))`), when its field or type class stores a canonical
+    value (a class in the module whose `get_prep_value`/`to_python`/`process_bind_param`
+    lowercases or normalizes, or one named so: `LowercaseEmailField`), when the module calls a
+    normalizer named for the key (`normalize_email`, `slugify`) or writes it through one, or
+    when a configured normalizer covers it (see Configuration).
+
+    Not reported: opaque identifiers (a name with id, uuid, token, key, hash, sha, digest,
+    code, number...: `external_id`, `url_hash`), non-text columns (integers, UUIDs, booleans,
+    foreign keys), display text (`title`, `label`, `subject`: a unique title is a presentation
+    choice, and "Hello" and "hello" may well be two titles), person names (`first_name`,
+    `display_name`) and code identifiers (`model_name`, `file_name`): `<word>_name` is a key only
+    for user, screen, login, account, host, domain, team, org, company, group, tag, category,
+    channel, project, repo, site, workspace and tenant.
+
+    ## Why is this bad?
+    The database compares bytes. `"Bob@Example.com"` and `"bob@example.com"` pass the unique
+    check as two users; `"https://Example.com/a"` and `"https://example.com/a/"` as two pages.
+    Every lookup by the other spelling misses, and every later "get or create" makes a
+    duplicate that the unique constraint was meant to prevent.
+
+    ## Example
+    ```python
+    class User(models.Model):
+        email = models.EmailField(unique=True)
+    ```
+
+    ## Use instead
+    Normalize at the boundary, once, before the uniqueness check — in the model:
+    ```python
+    class User(models.Model):
+        email = models.EmailField(unique=True)
+
+        def save(self, *args, **kwargs):
+            self.email = normalize_email(self.email)
+            super().save(*args, **kwargs)
+    ```
+    or let the database compare case-insensitively (for keys where case is the only variation):
+    ```python
+    class User(models.Model):
+        email = models.EmailField()
+
+        class Meta:
+            constraints = [UniqueConstraint(Lower("email"), name="user_email_ci")]
+    ```
+
+    ## Known problems
+    Only the module that declares the field is inspected: canonicalization done in another
+    module (a service function that lowercases before `create()`) is not seen unless a
+    normalizer is configured for that kind of key. The natural-key and opaque-identifier word
+    lists are heuristics on names. A rewrite in `save()` counts even when it only strips
+    whitespace.
+
+    ## Configuration
+    With `[tool.keydrift] normalizers` set, a field is considered canonicalized at the boundary
+    when a configured normalizer's qualified name names its kind of key (`app.urls.canonical`
+    covers url/uri/link/href fields, `accounts.normalize_email` email fields), or when a
+    configured normalizer names no kind at all (`app.keys.normalize`) and the field is declared
+    in a `boundary` module (in any module when no boundary is configured). Without
+    configuration only what the module itself shows counts.
+    """
+
+    CODE = "KD301"
+    NAME = "unique-field-not-canonicalized"
+    SUMMARY = "unique field on a natural key that is never canonicalized"
+
+    def check(self, facts: object) -> Iterator[RawFinding]:
+        config: Config = getattr(facts, "config", None) or Config()
+        for key in uncanonical_keys(facts):
+            if key.declaration.kind != FIELD:
+                continue
+            target, detail = describe(key, config)
+            yield RawFinding(
+                code=self.CODE,
+                message=f"{self.CODE} {target} is unique but never canonicalized {detail}",
+                node=key.declaration.node,
+                fingerprint=(self.CODE, key.declaration.entity, *(c for c, _ in key.columns)),
+            )

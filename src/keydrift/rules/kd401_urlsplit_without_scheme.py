@@ -1,0 +1,75 @@
+"""KD401: normalizer parses its input with urlsplit/urlparse without ensuring a scheme."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from keydrift.analysis.facts import RawFinding
+from keydrift.analysis.normalizers import KD401, defects_of, function_label, short_text
+from keydrift.rules._base import Rule
+
+
+class UrlsplitWithoutScheme(Rule):
+    """A normalizer parses its input with `urlsplit`/`urlparse` before making sure it has a scheme.
+
+    ## What it does
+    Inside a normalizer, finds `urllib.parse.urlsplit`/`urlparse` (however imported:
+    `from urllib.parse import urlsplit as us`, `import urllib.parse as up`) applied to the
+    input when nothing before it guarantees a scheme — no `"://" in url` check, no
+    `startswith("http")`, no `"https://" + url` — and nothing after it handles a missing one
+    (an `if` testing `parts.scheme`/`parts.netloc`/`parts.hostname`). A parse used only to read
+    `.scheme` is itself a check and is not reported.
+
+    ## Why is this bad?
+    Without `//`, urllib reads the host as a path: `urlsplit("example.com")` has
+    `netloc == ""`, `hostname is None` and `path == "example.com"` (cpython #122565;
+    `urlsplit("example.com:8080")` even makes `example.com` the scheme). A normalizer that then
+    lowercases the host, drops the port or rebuilds the URL silently does nothing — or maps
+    every scheme-less input to the same key.
+
+    ## Example
+    ```python
+    def canonical_url(url):
+        parts = urlsplit(url.strip())
+        return urlunsplit((parts.scheme, parts.netloc.lower(), parts.path, parts.query, ""))
+    ```
+
+    ## Use instead
+    ```python
+    def canonical_url(url):
+        url = url.strip()
+        if "://" not in url:
+            url = "https://" + url
+        parts = urlsplit(url)
+        return urlunsplit((parts.scheme, parts.netloc.lower(), parts.path, parts.query, ""))
+    ```
+
+    ## Known problems
+    The guard is recognized textually: any string literal holding `://` (or starting
+    with `http`) before the parse, an `if` that raises after testing the input, or a later `if`
+    on the parse's scheme/netloc/hostname. A normalizer whose callers always pass absolute URLs
+    is reported all the same; state it with a check (`if "://" not in url: raise ValueError`).
+
+    ## Configuration
+    With `[tool.keydrift] normalizers` set, exactly the listed functions are inspected (an
+    entry matches a function whose name is the entry's last component: `app.urls.canonical`
+    matches `def canonical`). Without it, functions named like normalizers are: `normalize*`,
+    `normalise*`, `canonical*`, `canonicalize*`, `clean_*url*`, `sanitize_*url|email|key|name*`
+    (also after a prefix: `_normalize`, `url_normalize`, `get_canonical_url`), and
+    `clean_`/`sanitize_`/`standardize_`/`norm_` names ending in a key word (`clean_email`,
+    `norm_host`); names about display text (`normalize_whitespace_in_text`, `normalize_title`,
+    `canonical_html`) are not key normalizers.
+    """
+
+    CODE = "KD401"
+    NAME = "urlsplit-without-scheme"
+    SUMMARY = "normalizer parses its input with urlsplit/urlparse without ensuring a scheme"
+
+    def check(self, facts: object) -> Iterator[RawFinding]:
+        for d in defects_of(facts, KD401):
+            message = (f"{self.CODE} {function_label(d)} parses its input with {short_text(d.text)} without making "
+                       f"sure it has a scheme: \"example.com\" has no netloc/hostname (it parses as a path), so the "
+                       f"host is never canonicalized; add a scheme first (\"://\" check, \"https://\" prefix) or "
+                       f"reject input without one")
+            yield RawFinding(code=self.CODE, message=message, node=d.node,
+                             fingerprint=(self.CODE, d.function, short_text(d.text)))

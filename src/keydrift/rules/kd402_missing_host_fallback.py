@@ -1,0 +1,67 @@
+"""KD402: normalizer maps a URL without a host to an empty key instead of raising."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from keydrift.analysis.facts import RawFinding
+from keydrift.analysis.normalizers import KD402, defects_of, function_label, short_text
+from keydrift.rules._base import Rule
+
+
+class MissingHostFallback(Rule):
+    """A normalizer silently substitutes a default when a URL has no host.
+
+    ## What it does
+    Inside a normalizer, finds `parts.hostname or ""`, `parts.netloc or ""`,
+    `(parts.hostname or "").lower()`, `host or "localhost"` (a name holding a hostname) and
+    `getattr(parts, "hostname", "")`, when the normalizer never raises on a missing host (no
+    `if not parts.hostname: raise ...`, no `assert`).
+
+    ## Why is this bad?
+    `hostname` is `None` for every scheme-less input (`"example.com"`, `"www.x.org/a"`), for
+    `""` and for garbage. The fallback turns all of them into the same key — `""` — so
+    unrelated records collide on it, and lookups by a bad value "succeed" against another
+    record's row.
+
+    ## Example
+    ```python
+    def normalize_domain(url):
+        return (urlsplit(url).hostname or "").lower()
+    ```
+
+    ## Use instead
+    ```python
+    def normalize_domain(url):
+        host = urlsplit(url if "://" in url else "https://" + url).hostname
+        if not host:
+            raise ValueError(f"no host in {url!r}")
+        return host.lower()
+    ```
+
+    ## Known problems
+    Only a `raise` inside an `if` that tests the host (or an `assert` on it) counts as
+    handling; returning `None` early is not recognized.
+
+    ## Configuration
+    With `[tool.keydrift] normalizers` set, exactly the listed functions are inspected (an
+    entry matches a function whose name is the entry's last component: `app.urls.canonical`
+    matches `def canonical`). Without it, functions named like normalizers are: `normalize*`,
+    `normalise*`, `canonical*`, `canonicalize*`, `clean_*url*`, `sanitize_*url|email|key|name*`
+    (also after a prefix: `_normalize`, `url_normalize`, `get_canonical_url`), and
+    `clean_`/`sanitize_`/`standardize_`/`norm_` names ending in a key word (`clean_email`,
+    `norm_host`); names about display text (`normalize_whitespace_in_text`, `normalize_title`,
+    `canonical_html`) are not key normalizers.
+    """
+
+    CODE = "KD402"
+    NAME = "missing-host-fallback"
+    SUMMARY = "normalizer maps a URL without a host to an empty key instead of raising"
+
+    def check(self, facts: object) -> Iterator[RawFinding]:
+        for d in defects_of(facts, KD402):
+            message = (f"{self.CODE} {function_label(d)} falls back to a constant when the URL has no host "
+                       f"({short_text(d.text)}): every scheme-less, empty or malformed input gets the same key; "
+                       f"raise on a missing host instead")
+            yield RawFinding(code=self.CODE, message=message, node=d.node,
+                             fingerprint=(self.CODE, d.function, short_text(d.text)))

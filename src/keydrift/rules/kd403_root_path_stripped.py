@@ -1,0 +1,65 @@
+"""KD403: normalizer strips trailing slashes without putting the root "/" back."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from keydrift.analysis.facts import RawFinding
+from keydrift.analysis.normalizers import KD403, PATH, defects_of, function_label, short_text
+from keydrift.rules._base import Rule
+
+
+class RootPathStripped(Rule):
+    """A normalizer strips trailing slashes and turns the root path "/" into "".
+
+    ## What it does
+    Inside a normalizer, finds `path.rstrip("/")` (or `url.rstrip("/")`) on the input, a
+    path or a rebuilt URL when the root is never put back: no `... or "/"`, no
+    `if not path: path = "/"`, no `"/" if ... else ...`, no `rstrip("/") + "/"`, and no
+    enclosing `if path != "/"` / `if len(path) > 1`.
+
+    ## Why is this bad?
+    `"/".rstrip("/")` is `""`: the home page's key becomes the empty string (and
+    `"https://x.com/"` loses its path entirely), which collides with every other value that
+    normalizes to nothing and no longer round-trips to a valid URL (readthedocs #11265).
+
+    ## Example
+    ```python
+    def canonical_path(path):
+        return path.rstrip("/")
+    ```
+
+    ## Use instead
+    ```python
+    def canonical_path(path):
+        return path.rstrip("/") or "/"
+    ```
+
+    ## Known problems
+    Any `or "/"` or assignment of `"/"` in the normalizer counts as putting the root
+    back, even on another variable.
+
+    ## Configuration
+    With `[tool.keydrift] normalizers` set, exactly the listed functions are inspected (an
+    entry matches a function whose name is the entry's last component: `app.urls.canonical`
+    matches `def canonical`). Without it, functions named like normalizers are: `normalize*`,
+    `normalise*`, `canonical*`, `canonicalize*`, `clean_*url*`, `sanitize_*url|email|key|name*`
+    (also after a prefix: `_normalize`, `url_normalize`, `get_canonical_url`), and
+    `clean_`/`sanitize_`/`standardize_`/`norm_` names ending in a key word (`clean_email`,
+    `norm_host`); names about display text (`normalize_whitespace_in_text`, `normalize_title`,
+    `canonical_html`) are not key normalizers.
+    """
+
+    CODE = "KD403"
+    NAME = "root-path-stripped"
+    SUMMARY = 'normalizer strips trailing slashes without putting the root "/" back'
+
+    def check(self, facts: object) -> Iterator[RawFinding]:
+        for d in defects_of(facts, KD403):
+            damage = ("the root path \"/\" becomes \"\"" if d.detail == PATH else
+                      "a root-relative \"/\" becomes \"\" and \"https://x.com/\" loses its path")
+            message = (f"{self.CODE} {function_label(d)} strips every trailing slash with {short_text(d.text)}: "
+                       f"{damage}, one empty key for every root; put the root back "
+                       f"({short_text(d.text)} or \"/\")")
+            yield RawFinding(code=self.CODE, message=message, node=d.node,
+                             fingerprint=(self.CODE, d.function, short_text(d.text)))

@@ -1,0 +1,65 @@
+"""KD405: normalizer lowercases the whole URL, path and query included."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from keydrift.analysis.facts import RawFinding
+from keydrift.analysis.normalizers import KD405, defects_of, function_label, short_text
+from keydrift.rules._base import Rule
+
+
+class WholeUrlLowercased(Rule):
+    """A normalizer lowercases a whole URL instead of only its scheme and host.
+
+    ## What it does
+    Inside a normalizer whose input is a URL (named url/uri/link/href/..., or passed to
+    `urlsplit`), finds `.lower()`/`.casefold()` applied to the input URL or to a rebuilt one
+    (`urlunsplit(...)`, `parts.geturl()`, an f-string joining a path after `://`). Lowercasing
+    only to compare (`url.lower().startswith("http")`) or only to read the host
+    (`urlsplit(url.lower()).hostname`) is not reported, nor is lowercasing `.netloc`,
+    `.hostname` or `.scheme`.
+
+    ## Why is this bad?
+    Only the scheme and host are case-insensitive. Paths, queries and fragments are not:
+    `/Docs/API` and `/docs/api` can be different pages, `?id=AbC` and `?id=abc` different
+    records, and signed URLs stop verifying. Lowercasing the whole URL merges distinct keys.
+
+    ## Example
+    ```python
+    def canonical_url(url):
+        return url.strip().lower()
+    ```
+
+    ## Use instead
+    ```python
+    def canonical_url(url):
+        parts = urlsplit(url.strip())
+        return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path, parts.query, ""))
+    ```
+
+    ## Known problems
+    A site known to be case-insensitive may lowercase on purpose; say so with
+    `# noqa: KD405`.
+
+    ## Configuration
+    With `[tool.keydrift] normalizers` set, exactly the listed functions are inspected (an
+    entry matches a function whose name is the entry's last component: `app.urls.canonical`
+    matches `def canonical`). Without it, functions named like normalizers are: `normalize*`,
+    `normalise*`, `canonical*`, `canonicalize*`, `clean_*url*`, `sanitize_*url|email|key|name*`
+    (also after a prefix: `_normalize`, `url_normalize`, `get_canonical_url`), and
+    `clean_`/`sanitize_`/`standardize_`/`norm_` names ending in a key word (`clean_email`,
+    `norm_host`); names about display text (`normalize_whitespace_in_text`, `normalize_title`,
+    `canonical_html`) are not key normalizers.
+    """
+
+    CODE = "KD405"
+    NAME = "whole-url-lowercased"
+    SUMMARY = "normalizer lowercases the whole URL, path and query included"
+
+    def check(self, facts: object) -> Iterator[RawFinding]:
+        for d in defects_of(facts, KD405):
+            message = (f"{self.CODE} {function_label(d)} lowercases the whole URL ({short_text(d.text)}): paths and "
+                       f"queries are case-sensitive, so distinct pages get one key; lowercase only the scheme and host")
+            yield RawFinding(code=self.CODE, message=message, node=d.node,
+                             fingerprint=(self.CODE, d.function, short_text(d.text)))
