@@ -86,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the name of the file read from '-', for output and configuration")
     check.add_argument("--quiet", "-q", action="store_true",
                        help="print findings only: no summary, no progress line")
+    check.add_argument("--jobs", "-j", type=_positive_int, default=0, metavar="N",
+                       help="check files in N processes (default: all cores); the output is the same for any N")
     check.add_argument("--no-cache", action="store_true",
                        help=f"do not read or write the project index cache ({CACHE_DIRECTORY}/ under the project root)")
     baseline = check.add_mutually_exclusive_group()
@@ -111,6 +113,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # --- check --------------------------------------------------------------------------------
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of processes, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("the number of processes must be at least 1")
+    return value
+
 
 def run_check(args: argparse.Namespace) -> int:
     config = _run_config(args)
@@ -138,17 +150,52 @@ def run_check(args: argparse.Namespace) -> int:
     return 1 if findings and not args.exit_zero else 0
 
 
+# Below this many files a process pool costs more than it saves.
+_PARALLEL_THRESHOLD = 16
+
+
 def check_files(files: Sequence[str], run_config: Config, args: argparse.Namespace) -> List[Finding]:
-    """Every file's findings, sorted; a progress line on a terminal for long runs."""
+    """Every file's findings, sorted (so the output is the same for any --jobs); a progress
+    line on a terminal for long runs."""
     findings: List[Finding] = []
     progress = Progress(None if args.quiet else sys.stderr, len(files))
+    jobs = _jobs(args, files)
     try:
-        for number, path in enumerate(files, start=1):
-            progress.show(number, path)
-            findings.extend(_check_one(path, run_config, args))
+        if jobs > 1:
+            findings = _check_in_parallel(files, run_config, args, jobs, progress)
+        else:
+            for number, path in enumerate(files, start=1):
+                progress.show(number, path)
+                findings.extend(_check_one(path, run_config, args))
     finally:
         progress.clear()
     findings.sort(key=Finding.sort_key)
+    return findings
+
+
+def _jobs(args: argparse.Namespace, files: Sequence[str]) -> int:
+    jobs = args.jobs if args.jobs else (os.cpu_count() or 1)
+    count = len(files)
+    if count < _PARALLEL_THRESHOLD or STDIN in files:
+        return 1
+    return max(1, min(jobs, count))
+
+
+def _check_in_parallel(files: Sequence[str], run_config: Config, args: argparse.Namespace, jobs: int,
+                       progress: Progress) -> List[Finding]:
+    """Files are checked in worker processes; they share the on-disk project index."""
+    import concurrent.futures
+    import multiprocessing
+
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    findings: List[Finding] = []
+    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
+        results = pool.map(_check_one, files, [run_config] * len(files), [args] * len(files),
+                           chunksize=max(1, min(16, len(files) // (jobs * 4) or 1)))
+        for number, (path, found) in enumerate(zip(files, results), start=1):
+            progress.show(number, path)
+            findings.extend(found)
     return findings
 
 
