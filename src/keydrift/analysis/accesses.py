@@ -12,7 +12,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from keydrift.analysis.facts import DEFAULTS, LOOKUP, READ, STORE, WRITE, Step, Value
+from keydrift.analysis.facts import DEFAULTS, LOOKUP, NORMALIZER, READ, STORE, WRITE, Step, Value
 from keydrift.analysis.values import code, dotted_name, last_name
 from keydrift.frameworks import dbapi_sql as dbapi
 from keydrift.frameworks import django_orm as django
@@ -29,6 +29,7 @@ class Key:
     field: str
     value: Value
     absorbs: FrozenSet[str] = frozenset()
+    rewritten_by: str = ""  # the framework rewrites the key as it stores it
 
 
 @dataclass
@@ -314,6 +315,8 @@ class ChainReader:
                 self.upsert(call, entity, lookups)
                 info.single_record = True
                 lookups = []
+            elif name in django.NORMALIZING_CREATE_METHODS:
+                self.emit(WRITE, self.normalized_create(call, entity, name), STORE, saves=True)
             elif name in django.CREATE_METHODS:
                 self.emit(WRITE, stored_fields(call, entity, self.ctx), STORE, saves=True)
             elif name in ("insert", "replace") and call.args:
@@ -333,6 +336,21 @@ class ChainReader:
         self.emit(WRITE if write_chain else READ, lookups, LOOKUP)
         info.lookups = [] if write_chain else lookups
         return info
+
+    def normalized_create(self, call: cst.Call, entity: str, method: str) -> List[Key]:
+        """``User.objects.create_user(email=e)`` stores ``normalize_email(e)``."""
+        positions, normalizers = django.NORMALIZING_CREATE_METHODS[method]
+        named = list(zip(positions, positional_args(call))) + keyword_args(call)
+        keys = []
+        for field_name, expr in named:
+            value = self.ctx.eval(expr)
+            label = normalizers.get(field_name)
+            if label is None:
+                keys.append(Key(entity, field_name, value))
+                continue
+            keys.append(Key(entity, field_name, value.then(Step(NORMALIZER, label), value.text),
+                            rewritten_by=f"{entity}.objects.{method}()"))
+        return keys
 
     def upsert(self, call: cst.Call, entity: str, lookups: List[Key]) -> None:
         """get_or_create/update_or_create: the lookup is read, then stored unless defaults override it."""
@@ -471,9 +489,10 @@ def _recognize(base: Optional[cst.BaseExpression], links: List[Link], reader: Ch
                 return reader.statement_chain(kind, entity, links[1:])
         if kind and not positional_args(first_call) and base is not None and first in sqla.TABLE_METHODS:
             return reader.statement_chain(kind, base_name, links[1:])
-    # session.get(M, pk) / session.add(M(...)) / get_object_or_404(M, url=u)
-    if len(links) == 1 and last_call is not None:
-        return _single_call(base, last, last_call, reader, ctx)
+    # session.get(M, pk) / self.session.add(M(...)) / get_object_or_404(M, url=u)
+    if last_call is not None and (len(links) == 1 or isinstance(last_call.func, cst.Attribute)):
+        receiver = last_call.func.value if isinstance(last_call.func, cst.Attribute) else base
+        return _single_call(receiver, last, last_call, reader, ctx)
     return None
 
 

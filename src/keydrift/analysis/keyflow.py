@@ -173,7 +173,7 @@ class FunctionWalker(Context):
             saves: bool = False, assigned_at: Optional[cst.CSTNode] = None) -> None:
         target = (key.entity, key.field)
         absorbs = key.absorbs | self.module.field_absorbs.get(target, frozenset())
-        value, rewritten_by = key.value, ""
+        value, rewritten_by = key.value, key.rewritten_by
         rewrite = self.module.rewrites.get(target) if kind == WRITE and saves else None
         if rewrite is not None:
             added = pairing.steps_not_applied(value.steps, rewrite.steps)

@@ -257,7 +257,9 @@ class Evaluator:
             return constant(text)
         if len(parts) == 1 and not literal and parts[0].format_spec is None and parts[0].conversion is None:
             return Value(carried.origins, carried.steps, text)
-        return carried.then(Step(FORMAT, "f-string", node), text)
+        # the template is the transformation: f"https://{h}/" and f"https://{h}" differ
+        template = "".join(p.value if isinstance(p, cst.FormattedStringText) else "{}" for p in node.parts)
+        return carried.then(Step(FORMAT, f'f"{template}"', node), text)
 
     def _binary(self, node: cst.BinaryOperation) -> Value:
         text = code(node)
@@ -266,7 +268,11 @@ class Evaluator:
         carried = merge_arguments([self.eval(node.left), self.eval(node.right)], text)
         if carried is None:
             return constant(text)
-        label = "string concatenation" if isinstance(node.operator, cst.Add) else "%-formatting"
+        left, right = _string_literal(node.left), _string_literal(node.right)
+        if isinstance(node.operator, cst.Add):
+            label = f"{left!r} + ..." if left is not None else (f"... + {right!r}" if right is not None else "concatenation")
+        else:
+            label = f"{left!r} % ..." if left is not None else "%-formatting"
         return carried.then(Step(FORMAT, label, node), text)
 
     def _boolean(self, node: cst.BooleanOperation) -> Value:

@@ -6,7 +6,7 @@ return a single record.
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet
+from typing import Dict, FrozenSet, Tuple
 
 # Attributes of a model class that are managers (``Model.objects``), plus any name ending in
 # "objects" (``all_objects``, ``active_objects``).
@@ -32,6 +32,15 @@ UPDATE_METHODS: FrozenSet[str] = frozenset({"update", "aupdate"})
 DELETE_METHODS: FrozenSet[str] = frozenset({"delete", "adelete"})
 
 BULK_CREATE_METHODS: FrozenSet[str] = frozenset({"bulk_create", "abulk_create"})
+
+# Manager methods that normalize fields before saving (Django's UserManager):
+# method -> (positional field names, {field: the normalization applied})
+NORMALIZING_CREATE_METHODS: Dict[str, Tuple[Tuple[str, ...], Dict[str, str]]] = {
+    "create_user": (("username", "email", "password"),
+                    {"email": "normalize_email()", "username": "normalize_username()"}),
+    "create_superuser": (("username", "email", "password"),
+                         {"email": "normalize_email()", "username": "normalize_username()"}),
+}
 
 # Chain ends that return one record (assigned to a variable, it is a record of the entity).
 SINGLE_RECORD_METHODS: FrozenSet[str] = frozenset({
