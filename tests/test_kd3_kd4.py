@@ -193,8 +193,6 @@ def test_functional_unique_constraint_covers_the_field_and_plain_one_does_not():
     ''') == [("KD302", 10)]
 
 
-@pytest.mark.xfail(reason="engine prefilter: NORMALIZER_VOCABULARY is case-sensitive and lacks "
-                          "'PRIMARY KEY' and clean_/sanitize_ normalizer names", strict=False)
 @pytest.mark.parametrize("source", [
     "class A(Model):\n    class Meta:\n        constraints = [UniqueConstraint(fields=['email'], name='u')]\n",
     "SCHEMA = 'CREATE TABLE pages (url TEXT PRIMARY KEY)'\n",

@@ -38,7 +38,8 @@ DATABASE_VOCABULARY = re.compile(
 # Vocabulary of normalization and schema declarations: files with it may hold a normalizer
 # (KD2/KD4) or a uniqueness constraint (KD3) even without database calls.
 NORMALIZER_VOCABULARY = re.compile(
-    r"normali[sz]|canonical|urlsplit|urlparse|unique|primary_key|UNIQUE|slugify|idna"
+    r"normali[sz]|canonical|urlsplit|urlparse|(?i:unique)|primary_key|PRIMARY\s+KEY|slugify|idna"
+    r"|clean_\w*(?:url|email|host|domain)|saniti[sz]e_|standardi[sz]e_|\bnorm_"
 )
 
 PARSE_ERROR = "KD900"
