@@ -1,0 +1,169 @@
+"""The project index: cross-module findings through both front ends, and a cache that is never
+stale, never crashes and tolerates concurrent writers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+
+from keydrift.analysis.project import CACHE_DIRECTORY, forget_indexes
+from keydrift.config import clear_cache, load_config
+from keydrift.engine import check_source
+
+REPO = {
+    "app/__init__.py": "",
+    "app/models.py": """
+        from django.db import models
+
+        class AuditResult(models.Model):
+            url = models.URLField()
+            score = models.IntegerField()
+    """,
+    "app/repo.py": """
+        from app.models import AuditResult
+
+        def save_result(url, score):
+            AuditResult.objects.create(url=url, score=score)
+    """,
+    "app/tasks.py": """
+        from app.models import AuditResult
+        from app.repo import save_result
+
+        def tick(domain):
+            if AuditResult.objects.filter(url=domain.url).exists():
+                return
+            save_result(domain.url.lower(), 1)
+    """,
+}
+
+# the fix: read by the key that is written
+FIXED_TASKS = """
+    from app.models import AuditResult
+    from app.repo import save_result
+
+    def tick(domain):
+        key = domain.url.lower()
+        if AuditResult.objects.filter(url=key).exists():
+            return
+        save_result(key, 1)
+"""
+
+
+def write_project(root: Path, files: Dict[str, str]) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "pyproject.toml").write_text("[tool.keydrift]\n")
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+
+
+def run(args: List[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    write_project(tmp_path, REPO)
+    return tmp_path
+
+
+def check_tasks(root: Path) -> List[str]:
+    """In-process, as the LSP does: the same process sees the files change."""
+    clear_cache()
+    path = root / "app" / "tasks.py"
+    config = load_config(str(path))
+    return [f"{f.code}:{f.line}" for f in check_source(path.read_bytes(), str(path), config)]
+
+
+def test_cross_module_finding_through_the_cli(project: Path) -> None:
+    """The caller's read and the helper's write in another module pair up, at the call."""
+    proc = run(["keydrift", "check", "app/tasks.py"], project)
+    assert proc.returncode == 1, proc.stderr
+    assert "app/tasks.py:7:5: KD102 AuditResult.url" in proc.stdout
+    assert "save_result() (app/repo.py:4)" in proc.stdout
+    assert (project / CACHE_DIRECTORY).is_dir()
+
+
+def test_cross_module_finding_through_flake8_in_parallel(project: Path) -> None:
+    """flake8 -j 2 workers build and share the index and report the cross-module finding."""
+    proc = run(["flake8", "--select", "KD", "-j", "2", "."], project)
+    assert "./app/tasks.py:7:5: KD102" in proc.stdout, proc.stdout + proc.stderr
+    assert proc.stdout.count("KD102") == 1
+
+
+def test_stale_cache_never_yields_a_stale_finding(project: Path) -> None:
+    """After the helper is edited, the next run (new process or same one) sees the edit."""
+    assert run(["keydrift", "check", "."], project).returncode == 1
+    assert check_tasks(project) == ["KD102:7"]
+    repo = project / "app" / "repo.py"
+    repo.write_text(repo.read_text().replace("url=url", "url=url.lower()"))
+    # the edited helper lowercases too: the finding must show the new summary, not the cached one
+    proc = run(["keydrift", "check", "."], project)
+    assert "(.lower() then .lower())" in proc.stdout
+    (project / "app" / "tasks.py").write_text(textwrap.dedent(FIXED_TASKS).lstrip("\n"))
+    repo.write_text(repo.read_text().replace("url=url.lower()", "url=url"))
+    assert run(["keydrift", "check", "."], project).returncode == 0
+    assert check_tasks(project) == []
+
+
+def test_corrupted_and_foreign_cache_entries_are_rebuilt(project: Path) -> None:
+    """Truncated JSON, junk, or an entry of another keydrift version: same findings."""
+    first = run(["keydrift", "check", "."], project).stdout
+    entries = sorted((project / CACHE_DIRECTORY).glob("*.json"))
+    assert entries
+    entries[0].write_text(entries[0].read_text()[:20])
+    for entry in entries[1:]:
+        entry.write_text('{"keydrift": "0.0.0-other", "format": 1, "summaries": {}}')
+    proc = run(["keydrift", "check", "."], project)
+    assert proc.stdout == first
+    assert "Traceback" not in proc.stderr
+
+
+def test_unwritable_cache_location_does_not_matter(project: Path) -> None:
+    """A cache directory that cannot be created (a file is in the way) only costs speed."""
+    (project / CACHE_DIRECTORY).write_text("not a directory")
+    proc = run(["keydrift", "check", "."], project)
+    assert proc.returncode == 1 and "KD102" in proc.stdout
+    assert "Traceback" not in proc.stderr
+
+
+def test_no_cache_writes_nothing(project: Path) -> None:
+    proc = run(["keydrift", "check", "--no-cache", "."], project)
+    assert "KD102" in proc.stdout
+    assert not (project / CACHE_DIRECTORY).exists()
+
+
+def test_concurrent_writers_agree(project: Path) -> None:
+    """Several processes building the same cache entries at once all succeed alike."""
+    command = [sys.executable, "-m", "keydrift", "check", "--jobs", "1", "."]
+    procs = [subprocess.Popen(command, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(4)]
+    outputs = [p.communicate(timeout=300) for p in procs]
+    assert len({out for out, _ in outputs}) == 1
+    assert all("Traceback" not in err for _, err in outputs)
+    assert not [p for p in (project / CACHE_DIRECTORY).iterdir() if p.name.startswith(".tmp-")]
+
+
+def test_index_is_per_root(tmp_path: Path) -> None:
+    """Two projects in one process (an editor with two workspaces) do not mix summaries."""
+    forget_indexes()
+    for name in ("one", "two"):
+        write_project(tmp_path / name, REPO)
+    (tmp_path / "two" / "app" / "repo.py").write_text(
+        "from app.models import AuditResult\n\ndef save_result(url, score):\n    pass\n")
+    assert check_tasks(tmp_path / "one") == ["KD102:7"]
+    assert check_tasks(tmp_path / "two") == []
+
+
+@pytest.fixture(autouse=True)
+def _fresh_state() -> None:
+    os.environ.pop("KEYDRIFT_NO_CACHE", None)
+    forget_indexes()
+    clear_cache()
