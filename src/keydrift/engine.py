@@ -7,6 +7,7 @@ the nodes that appear in a finding.
 
 from __future__ import annotations
 
+import ast
 import io
 import os
 import re
@@ -110,7 +111,26 @@ def _mentions_normalizer(text: str, config: Config) -> bool:
     return any(name.rsplit(".", 1)[-1] in text for name in config.normalizers)
 
 
+def _python_rejects(text: str, path: str) -> Optional[Finding]:
+    """CPython's own parser first: it bounds nesting with clean errors, where libcst's native
+    parser can overflow its stack and take the whole process (a flake8 run) down; and code
+    CPython rejects is not Python keydrift should analyze."""
+    try:
+        ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        line = max(1, exc.lineno or 1)
+        return _file_error(PARSE_ERROR, path, f"cannot parse the file: {exc.msg} (line {line})", line)
+    except (RecursionError, MemoryError):
+        return _file_error(ANALYSIS_ERROR, path, "could not analyze the file: it is nested too deeply")
+    except ValueError as exc:
+        return _file_error(PARSE_ERROR, path, f"cannot parse the file: {exc}")
+    return None
+
+
 def _check_text(text: str, path: str, config: Config, has_database: bool) -> List[Finding]:
+    rejected = _python_rejects(text, path)
+    if rejected is not None:
+        return [rejected]
     module = cst.parse_module(text)
     raw: List[RawFinding] = []
     project = project_index(config, use_cache=config.cache)
