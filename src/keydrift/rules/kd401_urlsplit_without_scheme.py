@@ -7,8 +7,10 @@ from typing import Iterator
 from keydrift.analysis.facts import RawFinding
 from keydrift.analysis.normalizers import KD401, defects_of, function_label, short_text
 from keydrift.rules._base import Rule
+from keydrift.rules._kd4 import inspects_normalizers
 
 
+@inspects_normalizers
 class UrlsplitWithoutScheme(Rule):
     """A normalizer parses its input with `urlsplit`/`urlparse` before making sure it has a scheme.
 
@@ -49,16 +51,6 @@ class UrlsplitWithoutScheme(Rule):
     with `http`) before the parse, an `if` that raises after testing the input, or a later `if`
     on the parse's scheme/netloc/hostname. A normalizer whose callers always pass absolute URLs
     is reported all the same; state it with a check (`if "://" not in url: raise ValueError`).
-
-    ## Configuration
-    With `[tool.keydrift] normalizers` set, exactly the listed functions are inspected (an
-    entry matches a function whose name is the entry's last component: `app.urls.canonical`
-    matches `def canonical`). Without it, functions named like normalizers are: `normalize*`,
-    `normalise*`, `canonical*`, `canonicalize*`, `clean_*url*`, `sanitize_*url|email|key|name*`
-    (also after a prefix: `_normalize`, `url_normalize`, `get_canonical_url`), and
-    `clean_`/`sanitize_`/`standardize_`/`norm_` names ending in a key word (`clean_email`,
-    `norm_host`); names about display text (`normalize_whitespace_in_text`, `normalize_title`,
-    `canonical_html`) are not key normalizers.
     """
 
     CODE = "KD401"

@@ -7,8 +7,10 @@ from typing import Iterator
 from keydrift.analysis.facts import RawFinding
 from keydrift.analysis.normalizers import KD405, defects_of, function_label, short_text
 from keydrift.rules._base import Rule
+from keydrift.rules._kd4 import inspects_normalizers
 
 
+@inspects_normalizers
 class WholeUrlLowercased(Rule):
     """A normalizer lowercases a whole URL instead of only its scheme and host.
 
@@ -41,16 +43,6 @@ class WholeUrlLowercased(Rule):
     ## Known problems
     A site known to be case-insensitive may lowercase on purpose; say so with
     `# noqa: KD405`.
-
-    ## Configuration
-    With `[tool.keydrift] normalizers` set, exactly the listed functions are inspected (an
-    entry matches a function whose name is the entry's last component: `app.urls.canonical`
-    matches `def canonical`). Without it, functions named like normalizers are: `normalize*`,
-    `normalise*`, `canonical*`, `canonicalize*`, `clean_*url*`, `sanitize_*url|email|key|name*`
-    (also after a prefix: `_normalize`, `url_normalize`, `get_canonical_url`), and
-    `clean_`/`sanitize_`/`standardize_`/`norm_` names ending in a key word (`clean_email`,
-    `norm_host`); names about display text (`normalize_whitespace_in_text`, `normalize_title`,
-    `canonical_html`) are not key normalizers.
     """
 
     CODE = "KD405"
