@@ -20,6 +20,7 @@ import sys
 from typing import Iterator, List, Optional, Sequence, Set, Tuple
 
 from keydrift import __version__
+from keydrift.analysis.boundary import boundary_warnings
 from keydrift.analysis.project import CACHE_DIRECTORY
 from keydrift.baseline import BaselineError, new_findings, write_baseline
 from keydrift.config import (
@@ -211,9 +212,23 @@ def _check_one(path: str, run_config: Config, args: argparse.Namespace) -> List[
     return check_file(path, file_config)
 
 
+_WARNED: Set[str] = set()
+
+
+def _warn_about(config: Config) -> None:
+    """Say once per configuration file what in it points nowhere."""
+    if config.config_file in _WARNED:
+        return
+    _WARNED.add(config.config_file)
+    for warning in boundary_warnings(config):
+        print(warning, file=sys.stderr)
+
+
 def _file_config(path: str, run_config: Config, args: argparse.Namespace) -> Config:
     """The nearest pyproject.toml's configuration, for the file's own project."""
     config = _with_command_line_codes(load_config(path), args)
+    if config.config_file and not args.quiet:
+        _warn_about(config)
     if not config.config_file:
         root = root_without_pyproject(path, run_config.root)
         if root:

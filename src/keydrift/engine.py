@@ -7,7 +7,6 @@ the nodes that appear in a finding.
 
 from __future__ import annotations
 
-import ast
 import io
 import os
 import re
@@ -20,6 +19,7 @@ import libcst as cst
 from keydrift.analysis.facts import RawFinding
 from keydrift.analysis.keyflow import ModuleFacts
 from keydrift.analysis.module import analyze
+from keydrift.analysis.parsing import SourceRejected, parse_python
 from keydrift.analysis.project import module_name_for, project_index
 from keydrift.config import import_root
 from keydrift.analysis.positions import resolve_positions
@@ -34,7 +34,8 @@ DATABASE_VOCABULARY = re.compile(
     r"|\.query\b|\.merge\s*\(|\.create\s*\(|\.fetch(?:row|val)?\s*\("
     r"|\.(?:find_one|find|insert_one|insert_many|update_one|update_many|replace_one|delete_one"
     r"|delete_many|find_one_and_\w+|count_documents|bulk_write)\s*\("
-    r"|(?i:redis|valkey|cache)\w*\s*(?:\.|\[)"
+    r"|(?i:redis|valkey|cache)\w*\s*(?:\.|\[)|\b(?:r|kv|rds|mc|rc)\.(?:h?get|h?set\w*|exists|delete|incr\w*)\s*\("
+    r"|_or_404\s*\("
 )
 # Vocabulary of normalization and schema declarations: files with it may hold a normalizer
 # (KD2/KD4) or a uniqueness constraint (KD3) even without database calls.
@@ -111,27 +112,13 @@ def _mentions_normalizer(text: str, config: Config) -> bool:
     return any(name.rsplit(".", 1)[-1] in text for name in config.normalizers)
 
 
-def _python_rejects(text: str, path: str) -> Optional[Finding]:
-    """CPython's own parser first: it bounds nesting with clean errors, where libcst's native
-    parser can overflow its stack and take the whole process (a flake8 run) down; and code
-    CPython rejects is not Python keydrift should analyze."""
-    try:
-        ast.parse(text, filename=path)
-    except SyntaxError as exc:
-        line = max(1, exc.lineno or 1)
-        return _file_error(PARSE_ERROR, path, f"cannot parse the file: {exc.msg} (line {line})", line)
-    except (RecursionError, MemoryError):
-        return _file_error(ANALYSIS_ERROR, path, "could not analyze the file: it is nested too deeply")
-    except ValueError as exc:
-        return _file_error(PARSE_ERROR, path, f"cannot parse the file: {exc}")
-    return None
-
-
 def _check_text(text: str, path: str, config: Config, has_database: bool) -> List[Finding]:
-    rejected = _python_rejects(text, path)
-    if rejected is not None:
-        return [rejected]
-    module = cst.parse_module(text)
+    try:
+        module = parse_python(text, path)
+    except SourceRejected as exc:
+        if exc.nested:
+            return [_file_error(ANALYSIS_ERROR, path, f"could not analyze the file: {exc}")]
+        return [_file_error(PARSE_ERROR, path, f"cannot parse the file: {exc}", exc.line)]
     raw: List[RawFinding] = []
     project = project_index(config, use_cache=config.cache)
     file = _absolute_path(path, config)

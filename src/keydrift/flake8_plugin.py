@@ -16,6 +16,7 @@ import sys
 from typing import Iterator, List, Sequence, Set, Tuple
 
 from keydrift import __version__
+from keydrift.analysis.boundary import boundary_warnings
 from keydrift.config import ConfigError, finding_allowed, is_excluded, load_config
 from keydrift.engine import check_source
 from keydrift.noqa import apply_noqa
@@ -53,6 +54,8 @@ class KeydriftChecker:
     def _results(self) -> List[Tuple[int, int, str, type]]:
         stdin = self.filename in _STDIN_NAMES
         config = load_config(os.getcwd() if stdin else self.filename)
+        for warning in boundary_warnings(config) if config.config_file else ():
+            _say_once(warning)
         if not stdin and is_excluded(self.filename, config):
             return []
         source = "".join(self.lines)

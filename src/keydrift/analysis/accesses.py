@@ -13,6 +13,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from keydrift.analysis.facts import DEFAULTS, LOOKUP, NORMALIZER, READ, STORE, WRITE, Step, Value
+from keydrift.analysis.pairing import steps_not_applied
 from keydrift.analysis.values import code, dotted_name, last_name
 from keydrift.frameworks import dbapi_sql as dbapi
 from keydrift.frameworks import django_orm as django
@@ -68,6 +69,10 @@ class Context:
         raise NotImplementedError  # pragma: no cover - interface
 
     def primary_key(self, entity: str) -> str:
+        raise NotImplementedError  # pragma: no cover - interface
+
+    def enclosing_class(self) -> str:
+        """The class whose method is being walked, or ""."""
         raise NotImplementedError  # pragma: no cover - interface
 
 
@@ -348,7 +353,11 @@ class ChainReader:
             if label is None:
                 keys.append(Key(entity, field_name, value))
                 continue
-            keys.append(Key(entity, field_name, value.then(Step(NORMALIZER, label), value.text),
+            added = steps_not_applied(value.steps, (Step(NORMALIZER, label),))
+            if not added:  # already normalized the same way: stored as looked up
+                keys.append(Key(entity, field_name, value))
+                continue
+            keys.append(Key(entity, field_name, Value(value.origins, value.steps + added, value.text),
                             rewritten_by=f"{entity}.objects.{method}()"))
         return keys
 
@@ -463,6 +472,8 @@ def _recognize(base: Optional[cst.BaseExpression], links: List[Link], reader: Ch
         if found is not None:
             return found
     # Model.objects..., Model.query..., Model.get(...) (peewee), Model(...).save()
+    if base_name in ("cls", "self") and _is_manager(first):  # cls.objects in a model's classmethod
+        base_name = ctx.enclosing_class()
     if base is not None and is_model_name(base_name):
         if _is_manager(first):
             return reader.model_chain(base_name, links)
@@ -475,11 +486,12 @@ def _recognize(base: Optional[cst.BaseExpression], links: List[Link], reader: Ch
             reader.instance_writes([first_call])
             return ChainInfo(first)
         return None
-    # session.query(M)...
-    if first in sqla.QUERY_METHODS and first_call is not None and base is not None:
-        entity = _entity_arg(first_call)
+    # session.query(M)..., self.session.query(M)..., db.session.query(M)...
+    query_at = _first_call_index(links)
+    if query_at is not None and links[query_at][0] in sqla.QUERY_METHODS and base is not None:
+        entity = _entity_arg(links[query_at][1])
         if entity:
-            return _query_chain(reader, entity, links[1:])
+            return _query_chain(reader, entity, links[query_at + 1:])
     # select(M)..., insert(M)..., sa.update(M)..., table.insert()...
     if first_call is not None:
         kind = _constructor_kind(first)
@@ -497,6 +509,13 @@ def _recognize(base: Optional[cst.BaseExpression], links: List[Link], reader: Ch
 
 
 _MODULE_ALIASES = frozenset({"sa", "sqlalchemy", "postgresql", "sqlite", "mysql", "pg", "dialect"})
+
+
+def _first_call_index(links: Sequence[Link]) -> Optional[int]:
+    for index, (_, call) in enumerate(links):
+        if call is not None:
+            return index
+    return None
 
 
 def _query_chain(reader: ChainReader, entity: str, links: Sequence[Link]) -> ChainInfo:

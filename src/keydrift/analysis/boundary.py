@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 from fnmatch import fnmatchcase
-from typing import Iterable, Optional, Tuple
+from typing import Iterable, List, Optional, Tuple
 
 from keydrift.frameworks import transforms
 
@@ -33,6 +33,28 @@ def is_known_normalizer(name: str, configured: Iterable[str]) -> bool:
         return True
     return bool(transforms.NORMALIZER_NAME.search(short)) or short in transforms.FUNCTIONS and \
         transforms.FUNCTIONS[short] == "normalizer"
+
+
+def missing_boundaries(config: object) -> List[str]:
+    """Configured boundary modules (names, not globs) that no file under the project root is."""
+    root = getattr(config, "root", "") or "."
+    missing = []
+    for name in getattr(config, "boundary", ()):
+        if any(ch in name for ch in "*?["):
+            continue
+        relative = name.replace(".", os.sep)
+        candidates = [os.path.join(root, base, relative) for base in ("", "src")]
+        if not any(os.path.isfile(c + ".py") or os.path.isfile(os.path.join(c, "__init__.py")) or os.path.isdir(c)
+                   for c in candidates):
+            missing.append(name)
+    return missing
+
+
+def boundary_warnings(config: object) -> List[str]:
+    shown = getattr(config, "config_file", "") or "pyproject.toml"
+    return [f"keydrift: warning: {shown}: [tool.keydrift] boundary {name!r} names no module of the project "
+            f"(no {name.replace('.', '/')}.py under {getattr(config, 'root', '.')})"
+            for name in missing_boundaries(config)]
 
 
 class Boundary:

@@ -31,6 +31,8 @@ from keydrift.frameworks import django_orm as django
 from keydrift.frameworks import sqlalchemy_orm as sqla
 from keydrift.types import Config
 
+# Bases of classes that validate and coerce their input rather than store it.
+VALIDATION_BASES = frozenset({"BaseModel", "BaseSettings", "RootModel", "Schema", "Struct"})
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 _MAX_RESOLVE_DEPTH = 8
 
@@ -99,6 +101,9 @@ class ModuleInfo:
     rewrites: Dict[Tuple[str, str], Rewrite] = field(default_factory=dict)
     # (entity, field) -> what the column itself absorbs (CITEXT, case-insensitive collation)
     field_absorbs: Dict[Tuple[str, str], FrozenSet[str]] = field(default_factory=dict)
+    # classes that validate and coerce their fields (pydantic): not records, their fields are
+    # re-derived values (``HttpUrl`` appends "/")
+    validation_models: Set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -133,7 +138,8 @@ class FunctionWalker(Context):
     # -- Context --------------------------------------------------------------------------
 
     def evaluator(self) -> Evaluator:
-        fields = {name: rec.fields for name, rec in self.state.records.items()}
+        fields = {name: inst.fields for name, inst in self.state.instances.items()}
+        fields.update({name: rec.fields for name, rec in self.state.records.items()})
         return Evaluator(self.state.values, fields, self.config.normalizers, self._returned_value)
 
     def _returned_value(self, call: cst.Call, text: str) -> Optional[Value]:
@@ -172,9 +178,10 @@ class FunctionWalker(Context):
     def add(self, kind: str, key: Key, node: cst.CSTNode, role: str, call_id: int, via: str,
             saves: bool = False, assigned_at: Optional[cst.CSTNode] = None) -> None:
         target = (key.entity, key.field)
-        absorbs = key.absorbs | self.module.field_absorbs.get(target, frozenset())
+        model_rewrite, model_absorbs = self.model_key_facts(target)
+        absorbs = key.absorbs | model_absorbs
         value, rewritten_by = key.value, key.rewritten_by
-        rewrite = self.module.rewrites.get(target) if kind == WRITE and saves else None
+        rewrite = model_rewrite if kind == WRITE and saves else None
         if rewrite is not None:
             added = pairing.steps_not_applied(value.steps, rewrite.steps)
             if added:
@@ -182,6 +189,13 @@ class FunctionWalker(Context):
                 rewritten_by = rewrite.by
         self.accesses.append(KeyAccess(kind, key.entity, key.field, value, node, role, call_id,
                                        absorbs, via, self.function, assigned_at, rewritten_by))
+
+    def model_key_facts(self, target: Tuple[str, str]) -> Tuple[Optional[Rewrite], FrozenSet[str]]:
+        """How the entity's model rewrites or compares this key: declared in this module, or in
+        the project module the model is imported from."""
+        if self.analysis is not None:
+            return self.analysis.model_key_facts(target)  # type: ignore[attr-defined]
+        return self.module.rewrites.get(target), self.module.field_absorbs.get(target, frozenset())
 
     def string_value(self, node: cst.BaseExpression) -> Optional[str]:
         node = self.resolve(node)
@@ -211,6 +225,9 @@ class FunctionWalker(Context):
 
     def primary_key(self, entity: str) -> str:
         return self.module.primary_keys.get(entity, "id")
+
+    def enclosing_class(self) -> str:
+        return self.class_name
 
     # -- statements -----------------------------------------------------------------------
 
@@ -327,7 +344,8 @@ class FunctionWalker(Context):
         if chain is not None and chain.single_record and chain.entity:
             self.state.records[name] = Record(chain.entity, {k.field: k.value for k in chain.lookups})
             self.state.values.pop(name, None)
-        elif isinstance(inner, cst.Call) and constructed_instances(inner):
+        elif isinstance(inner, cst.Call) and constructed_instances(inner) \
+                and last_name(inner.func) not in self.module.validation_models:
             entity = last_name(inner.func)
             self.state.instances[name] = Instance(entity, {k: self.eval(v) for k, v in keyword_args(inner)})
 
@@ -519,6 +537,8 @@ def module_info(module: cst.Module) -> ModuleInfo:
             key = _primary_key_field(statement)
             if key:
                 info.primary_keys[statement.name.value] = key
+            if any(last_name(b.value) in VALIDATION_BASES for b in statement.bases):
+                info.validation_models.add(statement.name.value)
     model_facts(module, info.rewrites, info.field_absorbs)
     return info
 

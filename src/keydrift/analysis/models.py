@@ -12,11 +12,11 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from keydrift.analysis.facts import Step
+from keydrift.analysis.facts import Step, Value
 from keydrift.analysis.values import Evaluator, code, last_name
 
 # Methods that run whenever a record is stored.
-SAVING_METHODS = frozenset({"save", "clean", "full_clean", "before_save", "pre_save"})
+SAVING_METHODS = frozenset({"save", "clean", "full_clean", "before_save", "pre_save", "__init__"})
 SIGNALS = frozenset({"pre_save"})
 VALIDATOR_DECORATORS = frozenset({"validates"})
 CASE_INSENSITIVE_FIELD_PREFIXES = ("CI",)
@@ -51,17 +51,23 @@ def _param_names(func: cst.FunctionDef) -> List[str]:
 
 
 def _attribute_rewrites(func: cst.FunctionDef, owner: str) -> Iterator[Tuple[str, Tuple[Step, ...]]]:
-    """``owner.F = f(owner.F)`` in a function body -> (F, steps of f)."""
-    evaluator = Evaluator({}, {})
+    """``owner.F = f(owner.F)`` in a function body -> (F, steps of f); in ``__init__`` also
+    ``self.F = f(param)`` (the constructor stores its argument transformed)."""
+    env: Dict[str, Value] = {}
+    evaluator = Evaluator(env, {})
+    params = set(_param_names(func)[1:]) if func.name.value == "__init__" else set()
     for small in _small_statements(_block(func.body)):
         if not isinstance(small, cst.Assign) or len(small.targets) != 1:
             continue
         target = small.targets[0].target
+        if isinstance(target, cst.Name):  # lower_case = email.lower(); self.email = lower_case
+            env[target.value] = evaluator.eval(small.value)
+            continue
         if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
                 and target.value.value == owner):
             continue
         value = evaluator.eval(small.value)
-        if f"{owner}.{target.attr.value}" in value.origins and value.steps:
+        if value.steps and (f"{owner}.{target.attr.value}" in value.origins or value.origins & params):
             yield target.attr.value, value.steps
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
-from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -13,6 +13,7 @@ from keydrift.analysis import pairing
 from keydrift.analysis.boundary import is_known_normalizer
 from keydrift.analysis.facts import NORMALIZER, KeyAccess, Step, Value
 from keydrift.analysis.keyflow import FunctionWalker, ModuleFacts, module_info
+from keydrift.analysis.models import Rewrite
 from keydrift.analysis.summaries import FunctionSummary, summarize_access, summarize_return
 from keydrift.analysis.values import dotted_name, last_name
 from keydrift.types import Config
@@ -156,6 +157,19 @@ class ModuleAnalysis:
             facts.accesses.extend(walker.accesses)
             facts.mismatches.extend(pairing.mismatches(walker.accesses))
         return facts
+
+    # -- models defined elsewhere -----------------------------------------------------------
+
+    def model_key_facts(self, target: Tuple[str, str]) -> Tuple[Optional[Rewrite], FrozenSet[str]]:
+        entity, field_name = target
+        if entity in self.classes or entity not in self.imports or self.project is None:
+            return self.info.rewrites.get(target), self.info.field_absorbs.get(target, frozenset())
+        module, symbol = self.imports[entity]
+        if not symbol:
+            return None, frozenset()
+        export = self.project.module_export(module, self.file)  # type: ignore[attr-defined]
+        remote = (symbol, field_name)
+        return export.rewrites.get(remote), export.absorbs.get(remote, frozenset())
 
     # -- call resolution --------------------------------------------------------------------
 

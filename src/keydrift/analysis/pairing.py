@@ -15,7 +15,11 @@ def canonical_step(step: Step) -> Tuple[str, str]:
     label = step.label
     if label.startswith("SQL "):
         label = label[4:]
-    return step.kind, label.lstrip(".").split("(", 1)[0] if step.kind == "case" else label
+    if step.kind == "case":
+        return step.kind, label.lstrip(".").split("(", 1)[0]
+    if step.kind == "normalizer":  # BaseUserManager.normalize_email() is normalize_email()
+        return step.kind, label.split("(", 1)[0].rsplit(".", 1)[-1]
+    return step.kind, label
 
 
 def steps_not_applied(applied: Tuple[Step, ...], steps: Tuple[Step, ...]) -> Tuple[Step, ...]:

@@ -13,19 +13,22 @@ import hashlib
 import json
 import os
 import tempfile
-from dataclasses import replace
-from typing import Dict, List, Optional, Set, Tuple
+from dataclasses import dataclass, field, replace
+from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from keydrift import __version__
+from keydrift.analysis.facts import Step
+from keydrift.analysis.models import Rewrite
+from keydrift.analysis.parsing import SourceRejected, parse_python
 from keydrift.analysis.summaries import FunctionSummary, from_json, to_json
 from keydrift.types import Config
 
 CACHE_DIRECTORY = ".keydrift_cache"
 _SOURCE_ROOTS = ("", "src")
-_CACHE_FORMAT = 2
+_CACHE_FORMAT = 3
 
 
 def _digest(data: bytes) -> str:
@@ -155,9 +158,13 @@ class ProjectIndex:
         return self.hashes[key]
 
     def module_summaries(self, module_name: str, near: str = "") -> Dict[str, FunctionSummary]:
+        return self.module_export(module_name, near).summaries
+
+    def module_export(self, module_name: str, near: str = "") -> "ModuleExport":
+        """What other modules may use of a module: its summaries and its models' key facts."""
         path = self.path_for(module_name, near) if module_name else None
         if path is None:
-            return {}
+            return EMPTY_EXPORT
         digest = self.file_hash(path)
         if self.building:
             self.building[-1][1][path] = digest or ""
@@ -167,49 +174,46 @@ class ProjectIndex:
                 self.building[-1][1].update(known[0])
             return known[1]
         if any(name == module_name for name, _ in self.building) or digest is None:
-            return {}  # an import cycle, or an unreadable file
-        deps, summaries = self._load_or_build(module_name, path, digest)
-        self.modules[path] = (deps, summaries)
-        return summaries
+            return EMPTY_EXPORT  # an import cycle, or an unreadable file
+        deps, export = self._load_or_build(module_name, path, digest)
+        self.modules[path] = (deps, export)
+        return export
 
-    def _load_or_build(self, module_name: str, path: str,
-                       digest: str) -> Tuple[Dict[str, str], Dict[str, FunctionSummary]]:
+    def _load_or_build(self, module_name: str, path: str, digest: str) -> Tuple[Dict[str, str], "ModuleExport"]:
         key = _digest(f"{digest}:{self.config_key}:{module_name}".encode())
         cached = self.cache.load(key)
         if cached is not None and self._dependencies_unchanged(cached.get("deps", {})):
             try:
-                summaries = {name: from_json(item) for name, item in cached["summaries"].items()}
+                export = ModuleExport.from_json(cached)
                 if self.building:
                     self.building[-1][1].update(cached["deps"])
-                return dict(cached["deps"]), summaries
+                return dict(cached["deps"]), export
             except (KeyError, TypeError, ValueError, AttributeError):
                 pass  # a damaged entry is rebuilt
         self.building.append((module_name, {path: digest}))
         try:
-            summaries = self._build(module_name, path)
+            export = self._build(module_name, path)
         finally:
             _, deps = self.building.pop()
         if self.building:
             self.building[-1][1].update(deps)
-        self.cache.store(key, {
-            "keydrift": __version__, "format": _CACHE_FORMAT, "module": module_name, "deps": deps,
-            "summaries": {name: to_json(s) for name, s in summaries.items()},
-        })
-        return deps, summaries
+        self.cache.store(key, {"keydrift": __version__, "format": _CACHE_FORMAT, "module": module_name,
+                               "deps": deps, **export.to_json()})
+        return deps, export
 
     def _dependencies_unchanged(self, deps: object) -> bool:
         if not isinstance(deps, dict):
             return False
         return all(self.file_hash(path) == digest for path, digest in deps.items())
 
-    def _build(self, module_name: str, path: str) -> Dict[str, FunctionSummary]:
+    def _build(self, module_name: str, path: str) -> "ModuleExport":
         from keydrift.analysis.module import ModuleAnalysis
 
         try:
             with open(path, "rb") as handle:
-                module = cst.parse_module(handle.read())
-        except (OSError, cst.ParserSyntaxError, RecursionError, UnicodeDecodeError, ValueError):
-            return {}
+                module = parse_python(handle.read(), path)
+        except (OSError, SourceRejected, cst.ParserSyntaxError, RecursionError, UnicodeDecodeError, ValueError):
+            return EMPTY_EXPORT
         relative = os.path.relpath(path, self.root).replace(os.sep, "/")
         analysis = ModuleAnalysis(module, relative, self.config, self, module_name,
                                   os.path.basename(path) == "__init__.py", path)
@@ -221,7 +225,35 @@ class ProjectIndex:
                 summary = None
             if summary is not None and (summary.accesses or summary.returns is not None):
                 summaries[name] = summary
-        return _with_locations(module, relative, summaries)
+        return ModuleExport(_with_locations(module, relative, summaries),
+                            dict(analysis.info.rewrites), dict(analysis.info.field_absorbs))
+
+
+@dataclass(frozen=True)
+class ModuleExport:
+    summaries: Dict[str, FunctionSummary] = field(default_factory=dict)
+    rewrites: Dict[Tuple[str, str], Rewrite] = field(default_factory=dict)
+    absorbs: Dict[Tuple[str, str], FrozenSet[str]] = field(default_factory=dict)
+
+    def to_json(self) -> Dict[str, Any]:
+        return {
+            "summaries": {name: to_json(s) for name, s in self.summaries.items()},
+            "rewrites": [[entity, name, [[s.kind, s.label] for s in r.steps], r.by]
+                         for (entity, name), r in self.rewrites.items()],
+            "absorbs": [[entity, name, sorted(kinds)] for (entity, name), kinds in self.absorbs.items()],
+        }
+
+    @staticmethod
+    def from_json(data: Dict[str, Any]) -> "ModuleExport":
+        return ModuleExport(
+            {name: from_json(item) for name, item in data["summaries"].items()},
+            {(str(e), str(f)): Rewrite(tuple(Step(str(k), str(l)) for k, l in steps), str(by))
+             for e, f, steps, by in data["rewrites"]},
+            {(str(e), str(f)): frozenset(str(k) for k in kinds) for e, f, kinds in data["absorbs"]},
+        )
+
+
+EMPTY_EXPORT = ModuleExport()
 
 
 def _with_locations(module: cst.Module, relative: str, summaries: Dict[str, FunctionSummary]) -> Dict[str, FunctionSummary]:

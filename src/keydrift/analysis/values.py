@@ -145,10 +145,10 @@ class Evaluator:
     # -- names, attributes, subscripts -------------------------------------------------------
 
     def _name(self, node: cst.Name) -> Value:
-        if node.value in ("None", "True", "False"):
-            return constant(node.value)
         known = self.values.get(node.value)
         if known is None:
+            if node.value in transforms.BUILTIN_NAMES or _is_constant_name(node.value):
+                return constant(node.value)
             return fresh(node.value)
         return Value(known.origins, known.steps, node.value, known.result_of)
 
@@ -195,7 +195,8 @@ class Evaluator:
             return self._function_call(node, qualified, text)
         method = func.attr.value
         receiver = self.eval(func.value)
-        if receiver.origins:
+        if receiver.origins and not (method == "replace" and any(a.keyword for a in node.args)):
+            # (``dt.replace(tzinfo=None)`` is a datetime's, not a string's)
             step = self._string_method_step(node, method)
             if step is not None:
                 return Value(receiver.origins, receiver.steps + (step,), text)
@@ -263,8 +264,8 @@ class Evaluator:
 
     def _binary(self, node: cst.BinaryOperation) -> Value:
         text = code(node)
-        if not isinstance(node.operator, (cst.Add, cst.Modulo)):
-            return fresh(text)
+        if not isinstance(node.operator, (cst.Add, cst.Modulo)) or not _builds_text(node):
+            return fresh(text)  # arithmetic: another value, not a rebuilt key
         carried = merge_arguments([self.eval(node.left), self.eval(node.right)], text)
         if carried is None:
             return constant(text)
@@ -292,6 +293,19 @@ class Evaluator:
 
     def _literal(self, node: cst.BaseExpression) -> Value:
         return constant(code(node))
+
+
+def _is_constant_name(name: str) -> bool:
+    """``SITE_ID``, ``EAT``: module constants are settings, not the key of a record."""
+    return len(name) > 1 and name.isupper()
+
+
+def _builds_text(node: cst.BinaryOperation) -> bool:
+    """``"https://" + host`` or ``"%s:%s" % (a, b)``: one side is a string literal."""
+    strings = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+    return isinstance(node.left, strings) or (isinstance(node.operator, cst.Add) and isinstance(node.right, strings)) \
+        or (isinstance(node.left, cst.BinaryOperation) and isinstance(node.left.operator, cst.Add)
+            and _builds_text(node.left))
 
 
 def _rederive(base: Value, text: str, label: str) -> Value:

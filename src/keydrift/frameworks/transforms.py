@@ -82,8 +82,12 @@ FETCH_FUNCTIONS: FrozenSet[str] = frozenset({
 CONVERSIONS: FrozenSet[str] = frozenset({
     "str", "int", "float", "bool", "bytes", "UUID", "uuid.UUID", "Decimal", "decimal.Decimal",
     "repr", "ObjectId", "bson.ObjectId", "force_str", "force_text", "smart_str", "text_type",
-    "cast", "typing.cast", "deepcopy", "copy",
+    "cast", "typing.cast", "deepcopy", "copy", "bytearray", "memoryview", "list", "tuple", "set",
+    "frozenset", "sorted",
 })
+
+# Builtin names are never the origin of a key (``as_type=str`` passes a type, not a value).
+BUILTIN_NAMES: FrozenSet[str] = frozenset(n for n in dir(__import__("builtins")) if not n.startswith("_"))
 
 # A function whose name says it normalizes (zero-config heuristic, also used by KD2).
 NORMALIZER_NAME = re.compile(

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Set, Tuple
+from typing import Iterator, List, Set, Tuple
 
 import libcst as cst
 
-from keydrift.analysis.facts import CASE, IDNA, NORMALIZER, SLASH, SLUG, UNICODE, URL, WHITESPACE, KeyAccess, Step
+from keydrift.analysis.facts import (
+    CASE, FETCH, IDNA, LOOKUP, NORMALIZER, READ, REDERIVED, SLASH, SLUG, UNICODE, URL, WHITESPACE,
+    KeyAccess, Step,
+)
+from keydrift.frameworks.schema import natural_key_kind
 
 # Step kinds that normalize a key (as opposed to re-deriving or formatting it).
 NORMALIZING = frozenset({CASE, WHITESPACE, SLASH, URL, UNICODE, IDNA, SLUG, NORMALIZER})
 # Of those, the ones a library or project *function* performs (KD201); the rest are ad hoc.
 NORMALIZER_CALLS = frozenset({NORMALIZER, UNICODE, IDNA, SLUG})
+# A step before one of these shaped a request, not the key that was stored.
+_RESETTING = frozenset({REDERIVED, FETCH})
 
 
 def steps_in_mismatches(facts: object) -> Set[int]:
@@ -23,16 +29,40 @@ def steps_in_mismatches(facts: object) -> Set[int]:
     return seen
 
 
+def key_fields(facts: object) -> Set[Tuple[str, str]]:
+    """(entity, field) pairs that are keys: looked up somewhere in the module (a read, or the
+    identity of a write), or named like a natural key (url, email, slug, username...)."""
+    keys = {(a.entity, a.field) for a in getattr(facts, "accesses", ())
+            if a.kind == READ or a.role == LOOKUP}
+    keys |= {(a.entity, a.field) for a in getattr(facts, "accesses", ())
+             if a.field == "*" or natural_key_kind(a.field)}
+    return keys
+
+
+def reaching_steps(access: KeyAccess) -> List[Step]:
+    """The normalizing steps of this module that shape the stored or looked-up value."""
+    steps: List[Step] = []
+    for step in access.value.steps:
+        if step.kind in _RESETTING:
+            steps = []
+        elif step.kind in NORMALIZING and step.node is not None and step.kind not in access.absorbs:
+            steps.append(step)
+    return steps
+
+
 def normalization_sites(facts: object) -> Iterator[Tuple[KeyAccess, Step]]:
     """Each (access, step) where a normalizing step of this module reaches a key."""
+    keys = key_fields(facts)
     for access in getattr(facts, "accesses", ()):
-        for step in access.value.steps:
-            if step.kind in NORMALIZING and step.node is not None and step.kind not in access.absorbs:
+        if (access.entity, access.field) in keys:
+            for step in reaching_steps(access):
                 yield access, step
 
 
+def is_function_call(step: Step) -> bool:
+    """``normalize_url(u)`` rather than ``u.lower()``: a normalizer, not ad-hoc normalization."""
+    return isinstance(step.node, cst.Call) and not step.label.startswith(".")
+
+
 def callee_name(step: Step) -> str:
-    node = step.node
-    if isinstance(node, cst.Call):
-        return step.label[:-2] if step.label.endswith("()") else step.label
-    return ""
+    return step.label[:-2] if step.label.endswith("()") else step.label

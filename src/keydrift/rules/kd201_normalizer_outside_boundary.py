@@ -12,7 +12,9 @@ from keydrift.analysis.boundary import Boundary, module_matches
 from keydrift.analysis.facts import RawFinding
 from keydrift.analysis.values import dotted_name
 from keydrift.rules._base import Rule
-from keydrift.rules._kd2 import NORMALIZER_CALLS, callee_name, normalization_sites, steps_in_mismatches
+from keydrift.rules._kd2 import (
+    NORMALIZER_CALLS, callee_name, is_function_call, normalization_sites, steps_in_mismatches,
+)
 
 
 class NormalizerOutsideBoundary(Rule):
@@ -72,7 +74,7 @@ class NormalizerOutsideBoundary(Rule):
         boundary = Boundary(analysis)
         reported: Set[int] = steps_in_mismatches(facts)
         for access, step in normalization_sites(facts):
-            if step.kind not in NORMALIZER_CALLS or id(step.node) in reported:
+            if step.kind not in NORMALIZER_CALLS or not is_function_call(step) or id(step.node) in reported:
                 continue
             name = callee_name(step)
             if not name or self._own_module(analysis, name):

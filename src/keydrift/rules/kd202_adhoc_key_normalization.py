@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Set
+from typing import Dict, Iterator, List, Set, Tuple
 
 from keydrift.analysis.boundary import Boundary
-from keydrift.analysis.facts import RawFinding
+from keydrift.analysis.facts import KeyAccess, RawFinding, Step
 from keydrift.rules._base import Rule
-from keydrift.rules._kd2 import NORMALIZER_CALLS, normalization_sites, steps_in_mismatches
+from keydrift.rules._kd2 import NORMALIZER_CALLS, is_function_call, normalization_sites, steps_in_mismatches
 
 
 class AdHocKeyNormalization(Rule):
@@ -58,16 +58,23 @@ class AdHocKeyNormalization(Rule):
         if boundary.inside(""):
             return
         reported: Set[int] = steps_in_mismatches(facts)
+        by_value: Dict[int, Tuple[KeyAccess, List[Step]]] = {}
         for access, step in normalization_sites(facts):
-            if step.kind in NORMALIZER_CALLS or id(step.node) in reported:
+            if (step.kind in NORMALIZER_CALLS and is_function_call(step)) or id(step.node) in reported:
                 continue
-            reported.add(id(step.node))
+            by_value.setdefault(id(access.value), (access, []))[1].append(step)
+        for access, steps in by_value.values():
+            fresh = [s for s in steps if id(s.node) not in reported]
+            if not fresh:
+                continue
+            reported.update(id(s.node) for s in fresh)
             target = access.entity if access.field == "*" else f"{access.entity}.{access.field}"
+            labels = " then ".join(s.label for s in fresh)
             yield RawFinding(
                 code=self.CODE,
-                message=(f"{self.CODE} {step.label} normalizes the key {target} in "
+                message=(f"{self.CODE} {labels} normalizes the key {target} in "
                          f"{getattr(facts, 'path', '')}, outside the boundary ({boundary.describe()}): "
                          f"normalize it there, once"),
-                node=step.node,
-                fingerprint=(self.CODE, access.entity, access.field, step.label, access.function),
+                node=fresh[-1].node,  # the outermost call of the chain: one finding per value
+                fingerprint=(self.CODE, access.entity, access.field, labels, access.function),
             )

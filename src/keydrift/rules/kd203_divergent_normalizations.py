@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Tuple
+from typing import Dict, Iterator, List, Set, Tuple
 
 from keydrift.analysis.facts import KeyAccess, RawFinding, Step
 from keydrift.analysis.pairing import canonical_step
 from keydrift.analysis.positions import line_ref
 from keydrift.rules._base import Rule
-from keydrift.rules._kd2 import NORMALIZING, normalization_sites, steps_in_mismatches
+from keydrift.rules._kd2 import normalization_sites, reaching_steps, steps_in_mismatches
 
 Signature = Tuple[Tuple[str, str], ...]
 
@@ -47,36 +47,50 @@ class DivergentNormalizations(Rule):
     SUMMARY = "one key field normalized in two different ways"
 
     def check(self, facts: object) -> Iterator[RawFinding]:
-        sites: Dict[Tuple[str, str], Dict[Signature, Tuple[KeyAccess, Step]]] = {}
+        sites: Dict[Tuple[str, str], Dict[Signature, List[Tuple[KeyAccess, Step]]]] = {}
         in_kd1 = steps_in_mismatches(facts)
+        seen: Set[int] = set()
         for access, step in normalization_sites(facts):
-            if id(step.node) in in_kd1:
-                continue  # KD1 reports this normalization already
+            if id(step.node) in in_kd1 or id(access.value) in seen:
+                continue  # KD1 reports this normalization already; one site per value
             signature = _signature(access)
             if signature:
-                sites.setdefault((access.entity, access.field), {}).setdefault(signature, (access, step))
+                seen.add(id(access.value))
+                sites.setdefault((access.entity, access.field), {}).setdefault(signature, []).append((access, step))
         for (entity, field), by_signature in sites.items():
-            if len(by_signature) < 2 or len({a.function for a, _ in by_signature.values()}) < 2:
+            functions = {a.function for found in by_signature.values() for a, _ in found}
+            if len(by_signature) < 2 or len(functions) < 2:
                 continue
-            items: List[Tuple[Signature, Tuple[KeyAccess, Step]]] = list(by_signature.items())
-            for index, (signature, (access, step)) in enumerate(items):
-                other_signature, (other, other_step) = items[index - 1] if index else items[1]
-                target = entity if field == "*" else f"{entity}.{field}"
-                yield RawFinding(
-                    code=self.CODE,
-                    message=(f"{self.CODE} {target} is normalized with {_text(signature)} here but with "
-                             f"{_text(other_signature)} in {other.function}() (line {line_ref(0)}): "
-                             f"use one normalizer for every path"),
-                    node=step.node,
-                    related=((other_step.node, f"normalized with {_text(other_signature)}"),),
-                    fingerprint=(self.CODE, entity, field, _text(signature), access.function),
-                )
+            signatures = list(by_signature)
+            for index, signature in enumerate(signatures):
+                other_signature = signatures[index - 1] if index else signatures[1]
+                other, other_step = by_signature[other_signature][0]
+                for access, step in by_signature[signature]:
+                    yield self._finding(entity, field, signature, access, step, other_signature, other, other_step)
+
+    def _finding(self, entity: str, field: str, signature: Signature, access: KeyAccess, step: Step,
+                 other_signature: Signature, other: KeyAccess, other_step: Step) -> RawFinding:
+        target = entity if field == "*" else f"{entity}.{field}"
+        return RawFinding(
+            code=self.CODE,
+            message=(f"{self.CODE} {target} is normalized with {_text(signature)} here but with "
+                     f"{_text(other_signature)} in {other.function}() (line {line_ref(0)}): "
+                     f"use one normalizer for every path"),
+            node=step.node,
+            related=((other_step.node, f"normalized with {_text(other_signature)}"),),
+            fingerprint=(self.CODE, entity, field, _text(signature), access.function),
+        )
 
 
 def _signature(access: KeyAccess) -> Signature:
-    return tuple(canonical_step(s) for s in access.value.steps
-                 if s.kind in NORMALIZING and s.kind not in access.absorbs)
+    return tuple(canonical_step(s) for s in reaching_steps(access))
 
 
 def _text(signature: Signature) -> str:
-    return " then ".join(label if label.endswith(")") else f".{label}()" for _, label in signature)
+    return " then ".join(_step_text(kind, label) for kind, label in signature)
+
+
+def _step_text(kind: str, label: str) -> str:
+    if label.endswith(")"):
+        return label
+    return f"{label}()" if kind == "normalizer" else f".{label}()"
