@@ -28,12 +28,14 @@ PYPROJECT = "pyproject.toml"
 # A repository root ends the upward search: a pyproject.toml above it belongs to someone else.
 _REPOSITORY_MARKERS = (".git", ".hg")
 
-_LIST_KEYS = ("boundary", "normalizers", "exclude", "select", "ignore")
+_LIST_KEYS = ("boundary", "normalizers", "exclude", "select", "ignore", "readers", "writers")
 _PER_FILE_KEYS = ("per-file-ignores", "per_file_ignores")
 KNOWN_KEYS = _LIST_KEYS + _PER_FILE_KEYS
 
 _CODE = re.compile(r"[A-Z]+[0-9]*")
 _DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+# an in-house read or write wrapper: "app.db.fetch_by_url:url" or "app.db.fetch_by_url:url=Page.url"
+_WRAPPER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+:[A-Za-z_]\w*(?:=[A-Za-z_]\w*\.[A-Za-z_]\w*)?")
 
 
 class ConfigError(Exception):
@@ -135,6 +137,11 @@ def _build_config(table: Dict[str, Any], root: str, pyproject: str, shown: str) 
     if all(k in table for k in _PER_FILE_KEYS):
         raise fail("set 'per-file-ignores' or 'per_file_ignores', not both")
     values = {key: _string_list(table.get(key, []), key, fail) for key in _LIST_KEYS}
+    for key in ("readers", "writers"):
+        for entry in values[key]:
+            if not _WRAPPER.fullmatch(entry):
+                raise fail(f"{key!r} entry {entry!r} is not like 'app.db.fetch_by_url:url' "
+                           "(function:parameter, optionally '=Entity.field')")
     for name in values["normalizers"]:
         if not _DOTTED_NAME.fullmatch(name):
             raise fail(f"'normalizers' entry {name!r} is not a qualified name "
@@ -146,6 +153,8 @@ def _build_config(table: Dict[str, Any], root: str, pyproject: str, shown: str) 
         config_file=pyproject,
         boundary=tuple(values["boundary"]),
         normalizers=tuple(values["normalizers"]),
+        readers=tuple(values["readers"]),
+        writers=tuple(values["writers"]),
         exclude=tuple(values["exclude"]),
         per_file_ignores=per_file,
         select=_codes(values["select"], "select", fail),

@@ -77,7 +77,7 @@ def check_source(source: Union[str, bytes], path: str, config: Optional[Config] 
         return [_file_error(PARSE_ERROR, path, str(exc))]
     if "\x00" in text:
         return [_file_error(PARSE_ERROR, path, "cannot parse the file: it contains NUL bytes")]
-    has_database = DATABASE_VOCABULARY.search(text) is not None
+    has_database = DATABASE_VOCABULARY.search(text) is not None or _mentions_wrapper(text, config)
     if not has_database and not NORMALIZER_VOCABULARY.search(text) and not _mentions_normalizer(text, config):
         return []
     old_limit = sys.getrecursionlimit()
@@ -106,6 +106,11 @@ def _absolute_path(path: str, config: Config) -> str:
         if os.path.exists(rooted):
             return rooted
     return here
+
+
+def _mentions_wrapper(text: str, config: Config) -> bool:
+    """A configured reader/writer wrapper is database vocabulary too."""
+    return any(entry.partition(":")[0].rsplit(".", 1)[-1] in text for entry in config.readers + config.writers)
 
 
 def _mentions_normalizer(text: str, config: Config) -> bool:

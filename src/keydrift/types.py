@@ -44,6 +44,9 @@ class Config:
     config_file: str = ""
     boundary: Tuple[str, ...] = ()
     normalizers: Tuple[str, ...] = ()
+    # in-house wrappers that read or write by a key: "app.db.fetch_by_url:url[=Entity.field]"
+    readers: Tuple[str, ...] = ()
+    writers: Tuple[str, ...] = ()
     exclude: Tuple[str, ...] = ()
     per_file_ignores: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     select: Tuple[str, ...] = ()

@@ -426,8 +426,17 @@ class FunctionWalker(Context):
                 self.add(READ, key, node, LOOKUP, next(self.call_ids), code(node))
 
     def call_summary(self, call: cst.Call) -> None:
-        """A call to a summarized function makes the accesses the function makes."""
+        """A call to a summarized function makes the accesses the function makes; a call to a
+        configured reader or writer wrapper is a read or write by its key parameter."""
         if self.analysis is None:
+            return
+        wrapper = self.analysis.configured_wrapper(call)  # type: ignore[attr-defined]
+        if wrapper is not None:
+            kind, param, entity, field_name = wrapper
+            argument = self.analysis.wrapper_argument(call, param, self)  # type: ignore[attr-defined]
+            if argument is not None:
+                self.add(kind, Key(entity, field_name, self.eval(argument)), call,
+                         LOOKUP if kind == READ else STORE, next(self.call_ids), code(call), saves=kind == WRITE)
             return
         resolved = self.analysis.resolve(call, self)  # type: ignore[attr-defined]
         if resolved is not None and resolved.summary.accesses:

@@ -11,7 +11,7 @@ import libcst as cst
 
 from keydrift.analysis import pairing
 from keydrift.analysis.boundary import is_known_normalizer
-from keydrift.analysis.facts import NORMALIZER, KeyAccess, Step, Value
+from keydrift.analysis.facts import NORMALIZER, READ, WRITE, KeyAccess, Step, Value
 from keydrift.analysis.keyflow import FunctionWalker, ModuleFacts, module_info
 from keydrift.analysis.models import Rewrite
 from keydrift.analysis.summaries import FunctionSummary, summarize_access, summarize_return
@@ -226,6 +226,49 @@ class ModuleAnalysis:
             return None
         summary = self.project.summary(module, qualified, self.file)  # type: ignore[attr-defined]
         return Resolved(summary, label, False) if summary is not None else None
+
+    # -- configured read/write wrappers ------------------------------------------------------
+
+    def configured_wrapper(self, call: cst.Call) -> Optional[Tuple[str, str, str, str]]:
+        """(kind, parameter, entity, field) when the call is a ``readers``/``writers`` entry."""
+        if not (self.config.readers or self.config.writers):
+            return None
+        qualified = self._qualified_callee(call)
+        if not qualified:
+            return None
+        for kind, entries in ((READ, self.config.readers), (WRITE, self.config.writers)):
+            for entry in entries:
+                function, _, rest = entry.partition(":")
+                if function != qualified:
+                    continue
+                param, _, target = rest.partition("=")
+                entity, _, field_name = target.partition(".")
+                module = function.rsplit(".", 1)[0]
+                return kind, param, entity or module, field_name or param
+        return None
+
+    def _qualified_callee(self, call: cst.Call) -> str:
+        name = dotted_name(call.func)
+        if not name:
+            return ""
+        head, _, rest = name.partition(".")
+        if head in self.imports:
+            module, symbol = self.imports[head]
+            base = f"{module}.{symbol}" if symbol and module else (symbol or module)
+            return f"{base}.{rest}" if rest else base
+        if name in self.units and self.module_name:
+            return f"{self.module_name}.{name}"
+        return name
+
+    def wrapper_argument(self, call: cst.Call, param: str, walker: FunctionWalker) -> Optional[cst.BaseExpression]:
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == param:
+                return arg.value
+        resolved = self.resolve(call, walker)
+        params = resolved.summary.params if resolved is not None else ()
+        index = params.index(param) if param in params else 0
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        return positional[index] if index < len(positional) else None
 
     # -- importing a summary at a call site -------------------------------------------------
 

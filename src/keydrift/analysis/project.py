@@ -223,7 +223,7 @@ class ProjectIndex:
                 summary = analysis.summary(name)
             except RecursionError:
                 summary = None
-            if summary is not None and (summary.accesses or summary.returns is not None):
+            if summary is not None:  # even an empty one: callers need its parameters
                 summaries[name] = summary
         return ModuleExport(_with_locations(module, relative, summaries),
                             dict(analysis.info.rewrites), dict(analysis.info.field_absorbs))
