@@ -12,7 +12,7 @@ import os
 import re
 import sys
 import tokenize
-from typing import List, Optional, Sequence, Union
+from typing import List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
@@ -20,7 +20,7 @@ from keydrift.analysis.facts import RawFinding
 from keydrift.analysis.keyflow import ModuleFacts
 from keydrift.analysis.module import analyze
 from keydrift.analysis.parsing import SourceRejected, parse_python
-from keydrift.analysis.project import module_name_for, project_index
+from keydrift.analysis.project import ProjectIndex, module_name_for, project_index
 from keydrift.config import import_root
 from keydrift.analysis.positions import resolve_positions
 from keydrift.rules import ALL_RULES, rule_selected
@@ -78,6 +78,9 @@ def check_source(source: Union[str, bytes], path: str, config: Optional[Config] 
     if "\x00" in text:
         return [_file_error(PARSE_ERROR, path, "cannot parse the file: it contains NUL bytes")]
     has_database = DATABASE_VOCABULARY.search(text) is not None or _mentions_wrapper(text, config)
+    if not has_database:
+        # a caller that reads and writes only through project helpers has no vocabulary of its own
+        has_database = _imports_database_helpers(text, path, config)
     if not has_database and not NORMALIZER_VOCABULARY.search(text) and not _mentions_normalizer(text, config):
         return []
     old_limit = sys.getrecursionlimit()
@@ -125,11 +128,7 @@ def _check_text(text: str, path: str, config: Config, has_database: bool) -> Lis
             return [_file_error(ANALYSIS_ERROR, path, f"could not analyze the file: {exc}")]
         return [_file_error(PARSE_ERROR, path, f"cannot parse the file: {exc}", exc.line)]
     raw: List[RawFinding] = []
-    project = project_index(config, use_cache=config.cache)
-    file = _absolute_path(path, config)
-    module_name, is_package = module_name_for(file, project.root)
-    if not module_name:
-        module_name, is_package = module_name_for(file, import_root(os.path.dirname(file)))
+    project, file, module_name, is_package = _locate(path, config)
     analysis = analyze(module, path, config, project, module_name, is_package, file)
     facts = analysis.facts() if has_database else ModuleFacts(module, path, config, analysis.info, analysis=analysis)
     for rule in ALL_RULES:
@@ -139,6 +138,47 @@ def _check_text(text: str, path: str, config: Config, has_database: bool) -> Lis
         return []
     findings = resolve_positions(module, raw, path)
     return sorted(set(findings), key=Finding.sort_key)
+
+
+def _locate(path: str, config: Config) -> Tuple[ProjectIndex, str, str, bool]:
+    """The project index, the file's absolute path, its module name and whether it is a package."""
+    project = project_index(config, use_cache=config.cache)
+    file = _absolute_path(path, config)
+    module_name, is_package = module_name_for(file, project.root)
+    if not module_name:
+        module_name, is_package = module_name_for(file, import_root(os.path.dirname(file)))
+    return project, file, module_name, is_package
+
+
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([\w., \t]+)|import[ \t]+([\w.]+))", re.M)
+
+
+def _imports_database_helpers(text: str, path: str, config: Config) -> bool:
+    """Whether the file imports a project module whose functions read or write keys."""
+    if "import" not in text:
+        return False
+    project, file, module_name, is_package = _locate(path, config)
+    for match in _IMPORT.finditer(text):
+        relative, names, plain = match.groups()
+        candidates = [plain] if plain else _from_import_modules(relative, names, module_name, is_package)
+        for candidate in candidates:
+            export = project.module_export(candidate, file)
+            if any(summary.accesses for summary in export.summaries.values()):
+                return True
+    return False
+
+
+def _from_import_modules(relative: str, names: str, module_name: str, is_package: bool) -> List[str]:
+    level = len(relative) - len(relative.lstrip("."))
+    base = relative.lstrip(".")
+    if level:
+        parts = module_name.split(".") if module_name else []
+        if not is_package:
+            parts = parts[:-1]
+        parts = parts[: len(parts) - (level - 1)] if level - 1 <= len(parts) else []
+        base = ".".join(parts + ([base] if base else []))
+    imported = [n.split(" as ")[0].strip() for n in names.split(",") if n.strip()]
+    return ([base] if base else []) + [f"{base}.{n}" if base else n for n in imported]
 
 
 def _file_error(code: str, path: str, message: str, line: int = 1) -> Finding:

@@ -28,7 +28,7 @@ from keydrift.types import Config
 
 CACHE_DIRECTORY = ".keydrift_cache"
 _SOURCE_ROOTS = ("", "src")
-_CACHE_FORMAT = 3
+_CACHE_FORMAT = 4
 
 
 def _digest(data: bytes) -> str:
@@ -225,7 +225,7 @@ class ProjectIndex:
                 summary = None
             if summary is not None:  # even an empty one: callers need its parameters
                 summaries[name] = summary
-        return ModuleExport(_with_locations(module, relative, summaries),
+        return ModuleExport(_with_locations(module, os.path.abspath(path), summaries),
                             dict(analysis.info.rewrites), dict(analysis.info.field_absorbs))
 
 

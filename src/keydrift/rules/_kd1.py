@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Iterable, Iterator
 
 from keydrift.analysis.facts import KeyAccess, Mismatch, RawFinding, Step
@@ -32,6 +33,16 @@ def differing_steps(m: Mismatch) -> str:
     return steps_text(write[common:] or read[common:])
 
 
+def shown_location(where: str) -> str:
+    """``/abs/app/repo.py:40`` as the user sees paths: relative to the working directory."""
+    path, _, line = where.rpartition(":")
+    if os.path.isabs(path):
+        relative = os.path.relpath(path)
+        if not relative.startswith(".."):
+            path = relative.replace(os.sep, "/")
+    return f"{path}:{line}"
+
+
 def _path(access: KeyAccess, index: int) -> str:
     """`` via save_result() (line 40)`` for an access made inside called functions."""
     if not access.trace:
@@ -39,7 +50,7 @@ def _path(access: KeyAccess, index: int) -> str:
     steps = []
     for position, (what, where) in enumerate(access.trace):
         if where:
-            steps.append(f"{what} ({where})")
+            steps.append(f"{what} ({shown_location(where)})")
         elif position == 0 and access.inner_node is not None:
             steps.append(f"{what} (line {line_ref(index)})")
         else:
