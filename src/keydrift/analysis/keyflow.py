@@ -266,6 +266,8 @@ class FunctionWalker(Context):
                 self.scan(item.item)
                 if item.asname is not None:
                     self.forget_target(item.asname.name)
+                    if isinstance(item.asname.name, cst.Name):  # with urlopen(u) as resp: resp is the result
+                        self.state.values[item.asname.name.value] = self.eval(item.item)
             self.walk_suite(node.body)
         elif isinstance(node, (cst.Try, cst.TryStar)):
             self.walk_suite(node.body)
