@@ -113,7 +113,7 @@ def test_duplicate_findings_are_counted(project, capsys, monkeypatch):
     def findings_for(source, path, config):
         finding = Finding("KD101", "KD101 same", path, 3, 4, 3, (), ("KD101", "Page", "url", "lower", "f"))
         return [finding] * copies["n"]
-    monkeypatch.setattr(cli, "check_source", findings_for)
+    monkeypatch.setattr(cli, "check_cached", findings_for)
     write("app/loop.py", "")
     assert check(capsys, "--write-baseline", "base.json", "app/loop.py")[0] == 0
     assert json.loads(Path("base.json").read_text())["findings"][0]["count"] == 2

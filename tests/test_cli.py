@@ -74,7 +74,7 @@ def fake_engine(monkeypatch, findings_for):
     def check_source(source, path, config):
         text = source.decode() if isinstance(source, bytes) else source
         return findings_for(text, path)
-    monkeypatch.setattr(cli, "check_source", check_source)
+    monkeypatch.setattr(cli, "check_cached", check_source)
 
 
 # --- subprocess: the contract seen from outside ------------------------------------------

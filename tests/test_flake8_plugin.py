@@ -33,7 +33,7 @@ FLAKE8_WITH_FAKE_ENGINE = textwrap.dedent("""\
                 found.append(Finding("KD101", "KD101 fake finding", path, number, col, number + 3))
         return found
 
-    plugin.check_source = check_source
+    plugin.check_cached = check_source
     from flake8.main.cli import main
     sys.exit(main(sys.argv[1:]))
 """)
@@ -110,7 +110,7 @@ def test_results_are_flake8_tuples_and_kd9_is_dropped(monkeypatch):
         assert source == "x = 1\n" and path == "app.py"
         return [Finding("KD900", "cannot parse", path, 1, 0, 1),
                 Finding("KD101", "KD101 found", path, 3, 4, 5)]
-    monkeypatch.setattr(flake8_plugin, "check_source", check_source)
+    monkeypatch.setattr(flake8_plugin, "check_cached", check_source)
     assert list(checker("x = 1\n").run()) == [(3, 4, "KD101 found", KeydriftChecker)]
     assert KeydriftChecker.name == "keydrift"
 
@@ -118,14 +118,14 @@ def test_results_are_flake8_tuples_and_kd9_is_dropped(monkeypatch):
 def test_an_engine_exception_does_not_escape(monkeypatch, capsys):
     def explode(source, path, config):
         raise RuntimeError("boom")
-    monkeypatch.setattr(flake8_plugin, "check_source", explode)
+    monkeypatch.setattr(flake8_plugin, "check_cached", explode)
     assert list(checker("x = 1\n").run()) == []
     assert capsys.readouterr().err == "keydrift: internal error on app.py: RuntimeError: boom\n"
 
 
 def test_a_config_error_is_said_once(project, monkeypatch, capsys):
     (project / "pyproject.toml").write_text("[tool.keydrift]\nboundry = []\n")
-    monkeypatch.setattr(flake8_plugin, "check_source", pytest.fail)
+    monkeypatch.setattr(flake8_plugin, "check_cached", pytest.fail)
     assert list(checker("x = 1\n", "a.py").run()) == []
     assert list(checker("x = 1\n", "b.py").run()) == []
     err = capsys.readouterr().err
@@ -137,7 +137,7 @@ def test_config_follows_the_file_or_stdin_display_name(project, monkeypatch):
     (project / "pkg").mkdir()
     (project / "pkg" / "pyproject.toml").write_text(
         "[tool.keydrift]\nexclude = ['gen']\n[tool.keydrift.per-file-ignores]\n'tests/*' = ['KD1']\n")
-    monkeypatch.setattr(flake8_plugin, "check_source",
+    monkeypatch.setattr(flake8_plugin, "check_cached",
                         lambda source, path, config: [Finding("KD101", "KD101 x", path, 1, 0, 1)])
     assert list(checker("", "pkg/tests/t.py").run()) == []
     assert list(checker("", "pkg/gen/g.py").run()) == []

@@ -38,7 +38,7 @@ def fake_findings(source, path, config):
 
 @pytest.fixture
 def two_files(project, monkeypatch):
-    monkeypatch.setattr(cli, "check_source", fake_findings)
+    monkeypatch.setattr(cli, "check_cached", fake_findings)
     for name in ("z.py", "a/b.py"):
         (project / name).parent.mkdir(exist_ok=True)
         (project / name).write_text("")

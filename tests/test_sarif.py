@@ -128,7 +128,7 @@ def fake_findings(text, path):
 
 
 def test_related_locations_code_flow_duplicates_and_paths_outside_the_root(project, capsys, monkeypatch):
-    monkeypatch.setattr(cli, "check_source", lambda source, path, config: fake_findings(source, path))
+    monkeypatch.setattr(cli, "check_cached", lambda source, path, config: fake_findings(source, path))
     write("app/audit.py", "")
     outside = project.parent / f"{project.name}-elsewhere.py"
     outside.write_text("")

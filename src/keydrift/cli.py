@@ -17,21 +17,21 @@ import os
 import stat
 import subprocess
 import sys
-from typing import Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from keydrift import __version__
 from keydrift.analysis.boundary import boundary_warnings
-from keydrift.analysis.project import CACHE_DIRECTORY
+from keydrift.diskcache import CACHE_DIRECTORY
 from keydrift.baseline import BaselineError, new_findings, write_baseline
 from keydrift.config import (
     ConfigError, finding_allowed, is_excluded, load_config, load_config_file, parse_code_list,
     with_overrides,
 )
-from keydrift.engine import PARSE_ERROR, check_source
+from keydrift.source import PARSE_ERROR
 from keydrift.noqa import apply_noqa
 from keydrift.output import FORMATTERS, ReportContext
 from keydrift.output.progress import Progress
-from keydrift.rules import ALL_RULES, find_rule
+from keydrift.results import check_cached
 from keydrift.types import Config, Finding
 
 PYTHON_SUFFIXES = (".py", ".pyi")
@@ -90,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--jobs", "-j", type=_positive_int, default=0, metavar="N",
                        help="check files in N processes (default: all cores); the output is the same for any N")
     check.add_argument("--no-cache", action="store_true",
-                       help=f"do not read or write the project index cache ({CACHE_DIRECTORY}/ under the project root)")
+                       help=f"do not read or write the cache of summaries and results ({CACHE_DIRECTORY}/ under the project root)")
     baseline = check.add_mutually_exclusive_group()
     baseline.add_argument("--baseline", metavar="FILE",
                           help="report only findings that FILE (from --write-baseline) does not record")
@@ -246,7 +246,16 @@ def root_without_pyproject(path: str, fallback: Optional[str]) -> Optional[str]:
     return fallback if fallback and _is_below(path, fallback) else None
 
 
+_REPOSITORY_ROOTS: Dict[str, Optional[str]] = {}
+
+
 def _repository_root(directory: str) -> Optional[str]:
+    if directory not in _REPOSITORY_ROOTS:
+        _REPOSITORY_ROOTS[directory] = _find_repository_root(directory)
+    return _REPOSITORY_ROOTS[directory]
+
+
+def _find_repository_root(directory: str) -> Optional[str]:
     while True:
         if any(os.path.exists(os.path.join(directory, marker)) for marker in REPOSITORY_MARKERS):
             return directory
@@ -290,7 +299,7 @@ def check_file(path: str, config: Config) -> List[Finding]:
 
 
 def check_data(data: bytes, path: str, config: Config) -> List[Finding]:
-    findings = [f for f in check_source(data, path, config) if finding_allowed(f, config)]
+    findings = [f for f in check_cached(data, path, config) if finding_allowed(f, config)]
     return apply_noqa(findings, data)
 
 
@@ -443,6 +452,8 @@ def _unique(paths: List[str]) -> List[str]:
 # --- rules, explain -------------------------------------------------------------------------
 
 def run_rules(args: argparse.Namespace) -> int:
+    from keydrift.rules import ALL_RULES  # the registry loads libcst: only for these commands
+
     name_width = max(len(rule.NAME) for rule in ALL_RULES)
     for rule in ALL_RULES:
         print(f"{rule.CODE}  {rule.NAME:<{name_width}}  {rule.SUMMARY}")
@@ -450,6 +461,8 @@ def run_rules(args: argparse.Namespace) -> int:
 
 
 def run_explain(args: argparse.Namespace) -> int:
+    from keydrift.rules import find_rule
+
     rule = find_rule(args.code.strip())
     if rule is None:
         raise UsageError(f"unknown rule {args.code!r}; `keydrift rules` lists them")

@@ -16,7 +16,7 @@ from dataclasses import replace
 from fnmatch import fnmatch
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
-from keydrift.rules import code_matches, rule_selected
+from keydrift.codes import code_matches, rule_selected
 from keydrift.types import Config, Finding
 
 if sys.version_info >= (3, 11):

@@ -7,12 +7,10 @@ the nodes that appear in a finding.
 
 from __future__ import annotations
 
-import io
 import os
 import re
 import sys
-import tokenize
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
@@ -24,6 +22,8 @@ from keydrift.analysis.project import ProjectIndex, module_name_for, project_ind
 from keydrift.config import import_root
 from keydrift.analysis.positions import resolve_positions
 from keydrift.rules import ALL_RULES, rule_selected
+from keydrift.source import ANALYSIS_ERROR, PARSE_ERROR, SourceError, decode_source  # noqa: F401 - engine API
+from keydrift.timing import count, stage
 from keydrift.types import Config, Finding
 
 # Vocabulary of the database layers keydrift understands. A file with none of it cannot hold
@@ -44,27 +44,9 @@ NORMALIZER_VOCABULARY = re.compile(
     r"|clean_\w*(?:url|email|host|domain)|saniti[sz]e_|standardi[sz]e_|\bnorm_"
 )
 
-PARSE_ERROR = "KD900"
-ANALYSIS_ERROR = "KD901"
 
 # libcst and the analysis recurse over the tree; deeply nested code must not blow the stack.
 _RECURSION_LIMIT = 6000
-
-
-class SourceError(Exception):
-    """A file that cannot be decoded or parsed."""
-
-
-def decode_source(source: Union[str, bytes]) -> str:
-    """Decode bytes the way Python does: BOM, coding cookie, else UTF-8."""
-    if isinstance(source, str):
-        return source[1:] if source.startswith("\ufeff") else source
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
-        text = source.decode(encoding)
-    except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
-        raise SourceError(f"cannot decode the file: {exc}") from exc
-    return text[1:] if text.startswith("\ufeff") else text
 
 
 def check_source(source: Union[str, bytes], path: str, config: Optional[Config] = None) -> List[Finding]:
@@ -72,17 +54,24 @@ def check_source(source: Union[str, bytes], path: str, config: Optional[Config] 
     or parsed yields one KD900 finding, an analysis failure one KD901 finding."""
     config = config or Config()
     try:
-        text = decode_source(source)
+        with stage("decode"):
+            text = decode_source(source)
     except SourceError as exc:
         return [_file_error(PARSE_ERROR, path, str(exc))]
     if "\x00" in text:
         return [_file_error(PARSE_ERROR, path, "cannot parse the file: it contains NUL bytes")]
-    has_database = DATABASE_VOCABULARY.search(text) is not None or _mentions_wrapper(text, config)
-    if not has_database:
-        # a caller that reads and writes only through project helpers has no vocabulary of its own
-        has_database = _imports_database_helpers(text, path, config)
-    if not has_database and not NORMALIZER_VOCABULARY.search(text) and not _mentions_normalizer(text, config):
-        return []
+    lines = text.count("\n") + 1
+    count("files")
+    count("lines", lines)
+    with stage("prefilter"):
+        has_database = DATABASE_VOCABULARY.search(text) is not None or _mentions_wrapper(text, config)
+        if not has_database:
+            # a caller that reads and writes only through project helpers has no vocabulary of its own
+            has_database = _imports_database_helpers(text, path, config)
+        if not has_database and not NORMALIZER_VOCABULARY.search(text) and not _mentions_normalizer(text, config):
+            return []
+    count("files analyzed")
+    count("lines analyzed", lines)
     old_limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old_limit, _RECURSION_LIMIT))
     try:
@@ -96,6 +85,14 @@ def check_source(source: Union[str, bytes], path: str, config: Optional[Config] 
         return [_file_error(ANALYSIS_ERROR, path, f"internal error while analyzing: {type(exc).__name__}: {exc}")]
     finally:
         sys.setrecursionlimit(old_limit)
+
+
+def check_source_recorded(source: Union[str, bytes], path: str, config: Config) -> Tuple[List[Finding], Dict[str, str]]:
+    """``check_source``, and what its result depends on besides the source (for the results cache)."""
+    project = project_index(config, use_cache=config.cache)
+    with project.recording() as deps:
+        findings = check_source(source, path, config)
+    return findings, dict(deps)
 
 
 def _absolute_path(path: str, config: Config) -> str:
@@ -129,14 +126,17 @@ def _check_text(text: str, path: str, config: Config, has_database: bool) -> Lis
         return [_file_error(PARSE_ERROR, path, f"cannot parse the file: {exc}", exc.line)]
     raw: List[RawFinding] = []
     project, file, module_name, is_package = _locate(path, config)
-    analysis = analyze(module, path, config, project, module_name, is_package, file)
-    facts = analysis.facts() if has_database else ModuleFacts(module, path, config, analysis.info, analysis=analysis)
-    for rule in ALL_RULES:
-        if rule_selected(rule.CODE, config):
-            raw.extend(rule().check(facts))
+    with stage("analysis"):
+        analysis = analyze(module, path, config, project, module_name, is_package, file)
+        facts = analysis.facts() if has_database else ModuleFacts(module, path, config, analysis.info, analysis=analysis)
+    with stage("rules"):
+        for rule in ALL_RULES:
+            if rule_selected(rule.CODE, config):
+                raw.extend(rule().check(facts))
     if not raw:
         return []
-    findings = resolve_positions(module, raw, path)
+    with stage("positions"):
+        findings = resolve_positions(module, raw, path)
     return sorted(set(findings), key=Finding.sort_key)
 
 

@@ -18,9 +18,9 @@ from typing import Iterator, List, Sequence, Set, Tuple
 from keydrift import __version__
 from keydrift.analysis.boundary import boundary_warnings
 from keydrift.config import ConfigError, finding_allowed, is_excluded, load_config
-from keydrift.engine import check_source
 from keydrift.noqa import apply_noqa
 from keydrift.output._common import full_message
+from keydrift.results import check_cached
 
 _STDIN_NAMES = ("stdin", "-")
 _already_said: Set[str] = set()  # one message per problem per process, not per file
@@ -59,7 +59,7 @@ class KeydriftChecker:
         if not stdin and is_excluded(self.filename, config):
             return []
         source = "".join(self.lines)
-        findings = [f for f in check_source(source, self.filename, config)
+        findings = [f for f in check_cached(source, self.filename, config)
                     if not f.code.startswith("KD9") and finding_allowed(f, config)]
         if not self.disable_noqa:
             findings = apply_noqa(findings, source)

@@ -14,12 +14,13 @@ import re
 import tokenize
 from typing import Dict, FrozenSet, Iterable, List, Union
 
-from keydrift.engine import SourceError, decode_source
+from keydrift.source import SourceError, decode_source
 from keydrift.types import Finding
 
 # flake8's pattern: codes are letters then digits, so ``# noqa: see issue 12`` is a bare noqa.
 NOQA = re.compile(r"# noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 
+NOQA_WORD = re.compile(r"noqa", re.IGNORECASE)
 ALL_CODES: FrozenSet[str] = frozenset({""})  # the empty prefix matches every code
 
 NoqaMap = Dict[int, FrozenSet[str]]  # line -> code prefixes silenced on it
@@ -28,6 +29,8 @@ NoqaMap = Dict[int, FrozenSet[str]]  # line -> code prefixes silenced on it
 def noqa_lines(source: Union[str, bytes]) -> NoqaMap:
     """The ``# noqa`` comments of a module: line number -> silenced code prefixes."""
     text = _as_text(source)
+    if not NOQA_WORD.search(text):
+        return {}  # most files: no need to tokenize them
     try:
         comments = list(_comments(text))
     except (tokenize.TokenError, SyntaxError):

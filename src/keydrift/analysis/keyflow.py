@@ -131,6 +131,8 @@ class FunctionWalker(Context):
         self.returns: List[Value] = []
         self.state = State()
         self.accesses: List[KeyAccess] = []
+        # id(access node) -> its statement; shared by the module's walkers (helpers' accesses)
+        self.statement_of: Dict[int, cst.CSTNode] = getattr(analysis, "statement_of", {})
         self.consumed: Set[int] = set()
         self.chains: Dict[int, ChainInfo] = {}
         self.call_ids = itertools.count(1)
@@ -233,14 +235,24 @@ class FunctionWalker(Context):
 
     def walk(self, body: Sequence[cst.CSTNode]) -> None:
         for statement in body:
+            before = len(self.accesses)
             self.statement(statement)
+            self._note_statement(before, statement)
 
     def walk_suite(self, suite: cst.BaseSuite) -> None:
         if isinstance(suite, cst.SimpleStatementSuite):
             for small in suite.body:
+                before = len(self.accesses)
                 self.small_statement(small)
+                self._note_statement(before, small)
         else:
             self.walk(suite.body)
+
+    def _note_statement(self, before: int, statement: cst.CSTNode) -> None:
+        """Remember the innermost statement of each new access: its line, for other modules."""
+        for access in self.accesses[before:]:
+            if access.node is not None:
+                self.statement_of.setdefault(id(access.node), statement)
 
     def statement(self, node: cst.CSTNode) -> None:
         if isinstance(node, cst.SimpleStatementLine):

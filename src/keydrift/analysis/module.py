@@ -117,6 +117,7 @@ class ModuleAnalysis:
         self.classes = {n.name.value for n in module.body if isinstance(n, cst.ClassDef)}
         self.imports = import_map(module, module_name, is_package)
         self.walkers: Dict[str, FunctionWalker] = {}
+        self.statement_of: Dict[int, cst.CSTNode] = {}  # filled by the walkers: id(access node) -> statement
         self.summaries: Dict[str, Optional[FunctionSummary]] = {}
         self.in_progress: Set[str] = set()
 

@@ -8,9 +8,11 @@ Python keydrift should analyze (libcst accepts some of it).
 from __future__ import annotations
 
 import ast
-from typing import Union
+from typing import Tuple, Union
 
 import libcst as cst
+
+from keydrift.timing import stage
 
 
 class SourceRejected(Exception):
@@ -22,9 +24,10 @@ class SourceRejected(Exception):
         self.nested = nested
 
 
-def check_with_python(text: Union[str, bytes], filename: str = "<unknown>") -> None:
+def check_with_python(text: Union[str, bytes], filename: str = "<unknown>") -> ast.Module:
+    """CPython's tree of the source; ``SourceRejected`` when CPython does not accept it."""
     try:
-        ast.parse(text, filename=filename)
+        return ast.parse(text, filename=filename)
     except SyntaxError as exc:
         line = max(1, exc.lineno or 1)
         raise SourceRejected(f"{exc.msg} (line {line})", line) from None
@@ -36,5 +39,12 @@ def check_with_python(text: Union[str, bytes], filename: str = "<unknown>") -> N
 
 def parse_python(text: Union[str, bytes], filename: str = "<unknown>") -> cst.Module:
     """The libcst tree of a module CPython accepts; ``SourceRejected`` otherwise."""
-    check_with_python(text, filename)
-    return cst.parse_module(text)
+    return parse_both(text, filename)[0]
+
+
+def parse_both(text: Union[str, bytes], filename: str = "<unknown>") -> Tuple[cst.Module, ast.Module]:
+    """Both trees: libcst's for the analysis, CPython's for cheap line numbers."""
+    with stage("ast parse"):
+        tree = check_with_python(text, filename)
+    with stage("libcst parse"):
+        return cst.parse_module(text), tree

@@ -9,30 +9,25 @@ atomic (a temporary file renamed into place), so several flake8 workers can shar
 
 from __future__ import annotations
 
-import hashlib
-import json
+import ast
 import os
-import tempfile
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
+from contextlib import contextmanager
+from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from keydrift import __version__
+from keydrift.diskcache import CACHE_DIRECTORY, CACHE_FORMAT as _CACHE_FORMAT, DiskCache, digest as _digest
 from keydrift.analysis.facts import Step
 from keydrift.analysis.models import Rewrite
-from keydrift.analysis.parsing import SourceRejected, parse_python
-from keydrift.analysis.summaries import FunctionSummary, from_json, to_json
+from keydrift.analysis.parsing import SourceRejected, parse_both
+from keydrift.analysis.positions import statement_lines
+from keydrift.analysis.summaries import FunctionSummary, SummaryAccess, from_json, to_json
+from keydrift.timing import stage
 from keydrift.types import Config
 
-CACHE_DIRECTORY = ".keydrift_cache"
 _SOURCE_ROOTS = ("", "src")
-_CACHE_FORMAT = 4
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def module_name_for(path: str, root: str) -> Tuple[str, bool]:
@@ -55,47 +50,6 @@ def module_name_for(path: str, root: str) -> Tuple[str, bool]:
     return ".".join(parts), is_package
 
 
-class DiskCache:
-    """JSON entries by key; every failure (read-only tree, corrupt entry) is a cache miss."""
-
-    def __init__(self, directory: Optional[str]) -> None:
-        self.directory = directory
-
-    def load(self, key: str) -> Optional[dict]:
-        if self.directory is None:
-            return None
-        try:
-            with open(os.path.join(self.directory, key + ".json"), encoding="utf-8") as handle:
-                data = json.load(handle)
-        except (OSError, ValueError):
-            return None
-        if not isinstance(data, dict) or data.get("keydrift") != __version__ or data.get("format") != _CACHE_FORMAT:
-            return None
-        return data
-
-    def store(self, key: str, data: dict) -> None:
-        if self.directory is None:
-            return
-        try:
-            os.makedirs(self.directory, exist_ok=True)
-            ignore = os.path.join(self.directory, ".gitignore")
-            if not os.path.exists(ignore):
-                self._write_atomically(ignore, "*\n")
-            self._write_atomically(os.path.join(self.directory, key + ".json"), json.dumps(data))
-        except OSError:
-            self.directory = None  # read-only or full: stop trying for this run
-
-    def _write_atomically(self, path: str, text: str) -> None:
-        handle, temporary = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(text)
-            os.replace(temporary, path)
-        finally:
-            if os.path.exists(temporary):
-                os.unlink(temporary)
-
-
 class ProjectIndex:
     """Summaries of the modules under one project root, computed on demand."""
 
@@ -109,6 +63,10 @@ class ProjectIndex:
         self.hashes: Dict[Tuple[str, int, int], str] = {}
         self.paths: Dict[Tuple[str, str], Optional[str]] = {}
         self.building: List[Tuple[str, Dict[str, str]]] = []  # modules being summarized, with their deps
+        # what the files being checked depend on (per-file results cache): file -> digest, and
+        # "dir:" + directory -> mtime for the directories where an import was looked up
+        self.recordings: List[Dict[str, str]] = []
+        self.looked_in: Dict[Tuple[str, str], List[str]] = {}
         self.config_key = _digest(repr((config.normalizers, config.boundary)).encode())
 
     def summary(self, module_name: str, qualified: str, near: str = "") -> Optional[FunctionSummary]:
@@ -119,18 +77,40 @@ class ProjectIndex:
         directories above it (nearest first, up to the repository root), then the project root."""
         key = (module_name, os.path.dirname(near))
         if key not in self.paths:
-            self.paths[key] = self._find_module(module_name, near)
+            self.paths[key] = self._find_module(module_name, near, self.looked_in.setdefault(key, []))
+        if self.recordings:
+            self._record({"dir:" + d: _mtime(d) for d in self.looked_in.get(key, ())})
         return self.paths[key]
 
-    def _find_module(self, module_name: str, near: str) -> Optional[str]:
-        relative = module_name.replace(".", os.sep)
+    def _find_module(self, module_name: str, near: str, looked_in: List[str]) -> Optional[str]:
+        """The module's file; ``looked_in`` gets every directory whose listing decided it (a file
+        created there later could shadow or supply the module)."""
+        parts = module_name.split(".")
+        relative = os.path.join(*parts)
         for root in self._search_roots(near):
             for source_root in _SOURCE_ROOTS:
                 base = os.path.join(root, source_root, relative)
                 for candidate in (base + ".py", os.path.join(base, "__init__.py")):
                     if os.path.isfile(candidate):
+                        looked_in.extend(_existing_chain(os.path.join(root, source_root), parts))
                         return candidate
+                looked_in.extend(_existing_chain(os.path.join(root, source_root), parts))
         return None
+
+    @contextmanager
+    def recording(self) -> Iterator[Dict[str, str]]:
+        """Collect what the analysis inside the block consults: module files (by digest) and
+        the directories imports were looked up in (by mtime)."""
+        deps: Dict[str, str] = {}
+        self.recordings.append(deps)
+        try:
+            yield deps
+        finally:
+            self.recordings.remove(deps)
+
+    def _record(self, deps: Dict[str, str]) -> None:
+        for recording in self.recordings:
+            recording.update(deps)
 
     def _search_roots(self, near: str) -> List[str]:
         roots: List[str] = []
@@ -168,15 +148,18 @@ class ProjectIndex:
         digest = self.file_hash(path)
         if self.building:
             self.building[-1][1][path] = digest or ""
+        self._record({path: digest or ""})
         known = self.modules.get(path)
         if known is not None and self._dependencies_unchanged(known[0]):
             if self.building:
                 self.building[-1][1].update(known[0])
+            self._record(known[0])
             return known[1]
         if any(name == module_name for name, _ in self.building) or digest is None:
             return EMPTY_EXPORT  # an import cycle, or an unreadable file
         deps, export = self._load_or_build(module_name, path, digest)
         self.modules[path] = (deps, export)
+        self._record(deps)
         return export
 
     def _load_or_build(self, module_name: str, path: str, digest: str) -> Tuple[Dict[str, str], "ModuleExport"]:
@@ -207,11 +190,15 @@ class ProjectIndex:
         return all(self.file_hash(path) == digest for path, digest in deps.items())
 
     def _build(self, module_name: str, path: str) -> "ModuleExport":
+        with stage("index"):
+            return self._build_export(module_name, path)
+
+    def _build_export(self, module_name: str, path: str) -> "ModuleExport":
         from keydrift.analysis.module import ModuleAnalysis
 
         try:
             with open(path, "rb") as handle:
-                module = parse_python(handle.read(), path)
+                module, tree = parse_both(handle.read(), path)
         except (OSError, SourceRejected, cst.ParserSyntaxError, RecursionError, UnicodeDecodeError, ValueError):
             return EMPTY_EXPORT
         relative = os.path.relpath(path, self.root).replace(os.sep, "/")
@@ -225,7 +212,7 @@ class ProjectIndex:
                 summary = None
             if summary is not None:  # even an empty one: callers need its parameters
                 summaries[name] = summary
-        return ModuleExport(_with_locations(module, os.path.abspath(path), summaries),
+        return ModuleExport(_with_locations(module, tree, analysis.statement_of, os.path.abspath(path), summaries),
                             dict(analysis.info.rewrites), dict(analysis.info.field_absorbs))
 
 
@@ -256,19 +243,46 @@ class ModuleExport:
 EMPTY_EXPORT = ModuleExport()
 
 
-def _with_locations(module: cst.Module, relative: str, summaries: Dict[str, FunctionSummary]) -> Dict[str, FunctionSummary]:
-    """Give each exported access a ``path:line`` (positions are resolved only when needed)."""
+def _with_locations(module: cst.Module, tree: ast.Module, statement_of: Dict[int, cst.CSTNode], where: str,
+                    summaries: Dict[str, FunctionSummary]) -> Dict[str, FunctionSummary]:
+    """Give each exported access a ``path:line``: the line of its statement, from CPython's tree
+    (libcst's PositionProvider would cost twice the parse)."""
     if not any(s.accesses for s in summaries.values()):
         return summaries
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    lines = statement_lines(module, tree)
     out = {}
     for name, summary in summaries.items():
-        accesses = tuple(
-            replace(a, where=f"{relative}:{positions[a.node].start.line}", node=None)
-            if a.node is not None and a.node in positions and not a.where else replace(a, node=None)
-            for a in summary.accesses)
+        accesses = tuple(_located(a, where, lines, statement_of) for a in summary.accesses)
         out[name] = replace(summary, accesses=accesses)
     return out
+
+
+def _located(access: SummaryAccess, where: str, lines: Dict[int, int],
+             statement_of: Dict[int, cst.CSTNode]) -> SummaryAccess:
+    if access.where or access.node is None:
+        return replace(access, node=None)
+    statement = statement_of.get(id(access.node))
+    line = lines.get(id(statement)) if statement is not None else None
+    return replace(access, where=f"{where}:{line}" if line else where, node=None)
+
+
+def _existing_chain(base: str, parts: List[str]) -> List[str]:
+    """``base`` and its subdirectories along ``parts`` (a module's package path), as far as they exist."""
+    chain = []
+    directory = base
+    for part in [""] + parts[:-1]:
+        directory = os.path.join(directory, part) if part else directory
+        if not os.path.isdir(directory):
+            break
+        chain.append(os.path.normpath(directory))
+    return chain
+
+
+def _mtime(directory: str) -> str:
+    try:
+        return str(os.stat(directory).st_mtime_ns)
+    except OSError:
+        return ""
 
 
 _INDEXES: Dict[Tuple[str, str], ProjectIndex] = {}

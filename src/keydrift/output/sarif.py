@@ -13,15 +13,16 @@ enclosing function) and its path, never a line number.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional, Sequence, Type
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Type
 
 from keydrift import __version__
 from keydrift.output._common import (
     ReportContext, directory_uri, file_uri, full_message, occurrence_fingerprints, relative_uri,
 )
-from keydrift.rules import ALL_RULES
-from keydrift.rules._base import Rule
 from keydrift.types import Finding, Location
+
+if TYPE_CHECKING:
+    from keydrift.rules._base import Rule
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -36,6 +37,8 @@ def format_findings(findings: Sequence[Finding], context: Optional[ReportContext
 
 
 def sarif_log(findings: Sequence[Finding], context: ReportContext) -> Json:
+    from keydrift.rules import ALL_RULES  # the registry (and libcst) only when SARIF is written
+
     rule_index = {rule.CODE: index for index, rule in enumerate(ALL_RULES)}
     fingerprints = occurrence_fingerprints(findings, context.root)
     results = [_result(f, fp, rule_index, context.root) for f, fp in zip(findings, fingerprints)]
@@ -51,6 +54,8 @@ def sarif_log(findings: Sequence[Finding], context: ReportContext) -> Json:
 # --- the tool and its rules -----------------------------------------------------------------
 
 def _driver() -> Json:
+    from keydrift.rules import ALL_RULES
+
     return {
         "name": "keydrift",
         "version": __version__,
@@ -59,7 +64,7 @@ def _driver() -> Json:
     }
 
 
-def rule_descriptor(rule: Type[Rule]) -> Json:
+def rule_descriptor(rule: Type["Rule"]) -> Json:
     documentation = rule.documentation()
     return {
         "id": rule.CODE,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Tuple, Type
 
+from keydrift.codes import code_matches, rule_selected  # noqa: F401 - the registry's API
 from keydrift.rules._base import Rule
 from keydrift.rules.kd101_key_rederived_from_result import KeyRederivedFromResult
 from keydrift.rules.kd102_key_transformed_before_write import KeyTransformedBeforeWrite
@@ -29,7 +30,7 @@ from keydrift.rules.kd404_strip_with_word import StripWithWord
 from keydrift.rules.kd405_whole_url_lowercased import WholeUrlLowercased
 from keydrift.rules.kd406_normalizer_not_idempotent import NormalizerNotIdempotent
 from keydrift.rules.kd900_file_not_analyzed import FileNotAnalyzed, FileNotParsed
-from keydrift.types import Config
+
 
 ALL_RULES: Tuple[Type[Rule], ...] = (
     KeyRederivedFromResult,
@@ -61,14 +62,3 @@ def find_rule(code: str) -> Optional[Type[Rule]]:
     return RULES_BY_CODE.get(code.upper())
 
 
-def code_matches(code: str, prefixes: Tuple[str, ...]) -> bool:
-    return any(code.startswith(p) for p in prefixes)
-
-
-def rule_selected(code: str, config: Config) -> bool:
-    """``select``/``ignore`` by prefix, like flake8: the longest matching prefix wins."""
-    selected = max((len(p) for p in config.select if code.startswith(p)), default=-1)
-    ignored = max((len(p) for p in config.ignore if code.startswith(p)), default=-1)
-    if config.select and selected < 0:
-        return False
-    return ignored < 0 or selected > ignored

@@ -1,0 +1,21 @@
+"""Selecting codes by prefix, as flake8 does. Kept apart from the rule registry so that
+configuration and the CLI's warm path do not import the rules (and libcst)."""
+
+from __future__ import annotations
+
+from typing import Tuple
+
+from keydrift.types import Config
+
+
+def code_matches(code: str, prefixes: Tuple[str, ...]) -> bool:
+    return any(code.startswith(p) for p in prefixes)
+
+
+def rule_selected(code: str, config: Config) -> bool:
+    """``select``/``ignore`` by prefix, like flake8: the longest matching prefix wins."""
+    selected = max((len(p) for p in config.select if code.startswith(p)), default=-1)
+    ignored = max((len(p) for p in config.ignore if code.startswith(p)), default=-1)
+    if config.select and selected < 0:
+        return False
+    return ignored < 0 or selected > ignored

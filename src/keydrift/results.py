@@ -1,0 +1,138 @@
+"""Per-file results on disk: an unchanged project is re-checked in the time it takes to read it.
+
+An entry is found by the file's path, the working directory (messages name other files relative
+to it) and the configuration; it holds the digest of the source it was computed from and every
+dependency the analysis consulted: the digests of imported project modules and the mtimes of
+the directories imports were looked up in (a module created there later changes the answer).
+It is used only when all of them are unchanged, so a cached result is never stale. keydrift's
+own code is part of the key: an upgrade, or an edit while developing keydrift, starts afresh.
+
+This module imports no parser: a warm run never loads libcst.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+from keydrift.diskcache import CACHE_DIRECTORY, DiskCache, digest
+from keydrift.types import Config, Finding, Location
+
+# Results that depend on the machine's load or on a keydrift bug are not worth keeping.
+_UNCACHED_CODES = ("KD901",)
+_code_fingerprint: Optional[str] = None
+
+
+def check_cached(source: Union[str, bytes], path: str, config: Config) -> List[Finding]:
+    """``engine.check_source`` through the results cache (when ``config.cache``)."""
+    if not config.cache:
+        from keydrift.engine import check_source
+
+        return check_source(source, path, config)
+    data = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
+    cache = _cache_for(config)
+    key = _entry_key(path, config)
+    source_digest = digest(data)
+    found = _valid_findings(cache.load(key), source_digest)
+    if found is not None:
+        return found
+    from keydrift.engine import check_source_recorded
+
+    findings, deps = check_source_recorded(source, path, config)
+    if not any(f.code in _UNCACHED_CODES for f in findings):
+        cache.store(key, {"keydrift": _version(), "format": _format(), "digest": source_digest,
+                          "deps": deps, "findings": [_finding_to_json(f) for f in findings]})
+    return findings
+
+
+_CACHES: Dict[str, DiskCache] = {}
+
+
+def _cache_for(config: Config) -> DiskCache:
+    root = os.path.abspath(config.root or ".")
+    if root not in _CACHES:
+        _CACHES[root] = DiskCache(os.path.join(root, CACHE_DIRECTORY))
+    return _CACHES[root]
+
+
+def _entry_key(path: str, config: Config) -> str:
+    settings = (config.root, config.config_file, config.boundary, config.normalizers, config.readers,
+                config.writers, config.select, config.ignore)
+    identity = repr((os.getcwd(), path, os.path.abspath(path), settings, code_fingerprint()))
+    return "r-" + digest(identity.encode("utf-8", "surrogatepass"))
+
+
+def _valid_findings(entry: Optional[dict], source_digest: str) -> Optional[List[Finding]]:
+    if entry is None or entry.get("digest") != source_digest:
+        return None
+    try:
+        deps = entry["deps"]
+        if not all(_current(dependency) == expected for dependency, expected in deps.items()):
+            return None
+        return [_finding_from_json(item) for item in entry["findings"]]
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None  # a damaged entry is a miss
+
+
+_FILE_DIGESTS: Dict[Tuple[str, int, int], str] = {}
+
+
+def _current(dependency: str) -> str:
+    """A dependency's digest (a file) or mtime (a ``dir:`` entry) now; "" if it is gone."""
+    if dependency.startswith("dir:"):
+        try:
+            return str(os.stat(dependency[4:]).st_mtime_ns)
+        except OSError:
+            return ""
+    try:
+        status = os.stat(dependency)
+        stamp = (dependency, status.st_mtime_ns, status.st_size)
+        if stamp not in _FILE_DIGESTS:
+            with open(dependency, "rb") as handle:
+                _FILE_DIGESTS[stamp] = digest(handle.read())
+        return _FILE_DIGESTS[stamp]
+    except OSError:
+        return ""
+
+
+def code_fingerprint() -> str:
+    """Identifies keydrift's own code: its files' names, sizes and modification times."""
+    global _code_fingerprint
+    if _code_fingerprint is None:
+        package = os.path.dirname(os.path.abspath(__file__))
+        stamps = []
+        for directory, subdirectories, files in os.walk(package):
+            subdirectories.sort()
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    status = os.stat(os.path.join(directory, name))
+                    stamps.append((os.path.relpath(os.path.join(directory, name), package),
+                                   status.st_size, status.st_mtime_ns))
+        _code_fingerprint = digest(repr(stamps).encode())
+    return _code_fingerprint
+
+
+def _version() -> str:
+    from keydrift import __version__
+
+    return __version__
+
+
+def _format() -> int:
+    from keydrift.diskcache import CACHE_FORMAT
+
+    return CACHE_FORMAT
+
+
+def _finding_to_json(finding: Finding) -> Dict[str, Any]:
+    return {"code": finding.code, "message": finding.message, "path": finding.path, "line": finding.line,
+            "col": finding.col, "end_line": finding.end_line, "fingerprint": list(finding.fingerprint),
+            "related": [[r.path, r.line, r.col, r.note] for r in finding.related]}
+
+
+def _finding_from_json(item: Dict[str, Any]) -> Finding:
+    related: Sequence[Sequence[Any]] = item["related"]
+    return Finding(code=str(item["code"]), message=str(item["message"]), path=str(item["path"]),
+                   line=int(item["line"]), col=int(item["col"]), end_line=int(item["end_line"]),
+                   related=tuple(Location(str(p), int(l), int(c), str(n)) for p, l, c, n in related),
+                   fingerprint=tuple(str(part) for part in item["fingerprint"]))

@@ -1,0 +1,101 @@
+"""The per-file results cache: a warm run repeats the cold run's output without parsing anything,
+and never serves a result whose inputs changed (the file, an imported module, a module that
+appeared where an import was looked up)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+
+from keydrift.diskcache import CACHE_DIRECTORY
+
+MODELS = """
+    from django.db import models
+
+    class AuditResult(models.Model):
+        url = models.URLField()
+"""
+REPO = """
+    from app.models import AuditResult
+
+    def save_result(url):
+        AuditResult.objects.create(url=url)
+"""
+TASKS = """
+    from app.models import AuditResult
+    from app.repo import save_result
+
+    def tick(domain):
+        if AuditResult.objects.filter(url=domain.url).exists():
+            return
+        save_result(domain.url.lower())
+"""
+
+
+def write(root: Path, files: Dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[tool.keydrift]\n")
+    write(tmp_path, {"app/__init__.py": "", "app/models.py": MODELS, "app/repo.py": REPO, "app/tasks.py": TASKS})
+    return tmp_path
+
+
+def check(root: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "keydrift", "check", "-q", *extra, "."], cwd=root,
+                          capture_output=True, text=True, timeout=300)
+
+
+def result_entries(root: Path) -> List[Path]:
+    return sorted((root / CACHE_DIRECTORY).glob("r-*.json"))
+
+
+def test_warm_run_repeats_the_output_without_loading_the_parser(project: Path) -> None:
+    cold = check(project)
+    assert "KD102" in cold.stdout and result_entries(project)
+    probe = ("import sys\nfrom keydrift.cli import main\nstatus = main(['check', '-q', '.'])\n"
+             "print('parser loaded' if 'libcst' in sys.modules else 'parser not loaded')\n")
+    warm = subprocess.run([sys.executable, "-c", probe], cwd=project, capture_output=True, text=True, timeout=300)
+    assert warm.stdout.startswith(cold.stdout)
+    assert warm.stdout.endswith("parser not loaded\n")
+
+
+def test_a_module_created_where_an_import_was_looked_up_is_seen(project: Path) -> None:
+    (project / "app" / "repo.py").unlink()
+    assert "KD102" not in check(project).stdout  # save_result() is unknown: nothing to pair
+    write(project, {"app/repo.py": REPO})
+    assert "app/tasks.py:7:5: KD102" in check(project).stdout
+
+
+def test_an_edited_dependency_or_file_is_analyzed_again(project: Path) -> None:
+    assert "KD102" in check(project).stdout
+    write(project, {"app/tasks.py": TASKS.replace("domain.url.lower()", "domain.url")})
+    assert "KD102" not in check(project).stdout  # the file itself changed
+    write(project, {"app/repo.py": REPO.replace("url=url", "url=url.lower()")})
+    assert "KD102" in check(project).stdout  # the helper it calls changed
+
+
+def test_damaged_result_entries_are_misses(project: Path) -> None:
+    cold = check(project)
+    entries = result_entries(project)
+    assert entries
+    entries[0].write_text(entries[0].read_text()[:30])
+    for entry in entries[1:]:
+        entry.write_text('{"keydrift": "0", "format": 0, "findings": "junk"}')
+    again = check(project)
+    assert again.stdout == cold.stdout and "Traceback" not in again.stderr
+
+
+def test_no_cache_neither_reads_nor_writes_results(project: Path) -> None:
+    assert "KD102" in check(project, "--no-cache").stdout
+    assert not (project / CACHE_DIRECTORY).exists()
