@@ -17,7 +17,8 @@ import libcst as cst
 from keydrift.analysis.facts import RawFinding
 from keydrift.analysis.keyflow import ModuleFacts
 from keydrift.analysis.module import analyze
-from keydrift.analysis.parsing import SourceRejected, parse_python
+from keydrift.analysis.parsing import SourceRejected
+from keydrift.diskcache import digest
 from keydrift.analysis.project import ProjectIndex, module_name_for, project_index
 from keydrift.config import import_root
 from keydrift.analysis.positions import resolve_positions
@@ -74,8 +75,9 @@ def check_source(source: Union[str, bytes], path: str, config: Optional[Config] 
     count("lines analyzed", lines)
     old_limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old_limit, _RECURSION_LIMIT))
+    source_digest = digest(source if isinstance(source, bytes) else source.encode("utf-8", "surrogatepass"))
     try:
-        return _check_text(text, path, config, has_database)
+        return _check_text(text, source_digest, path, config, has_database)
     except RecursionError:
         return [_file_error(ANALYSIS_ERROR, path, "could not analyze the file: it is nested too deeply")]
     except cst.ParserSyntaxError as exc:
@@ -117,15 +119,15 @@ def _mentions_normalizer(text: str, config: Config) -> bool:
     return any(name.rsplit(".", 1)[-1] in text for name in config.normalizers)
 
 
-def _check_text(text: str, path: str, config: Config, has_database: bool) -> List[Finding]:
+def _check_text(text: str, source_digest: str, path: str, config: Config, has_database: bool) -> List[Finding]:
+    project, file, module_name, is_package = _locate(path, config)
     try:
-        module = parse_python(text, path)
+        module, _ = project.parse(file, source_digest, text)
     except SourceRejected as exc:
         if exc.nested:
             return [_file_error(ANALYSIS_ERROR, path, f"could not analyze the file: {exc}")]
         return [_file_error(PARSE_ERROR, path, f"cannot parse the file: {exc}", exc.line)]
     raw: List[RawFinding] = []
-    project, file, module_name, is_package = _locate(path, config)
     with stage("analysis"):
         analysis = analyze(module, path, config, project, module_name, is_package, file)
         facts = analysis.facts() if has_database else ModuleFacts(module, path, config, analysis.info, analysis=analysis)

@@ -12,8 +12,9 @@ from __future__ import annotations
 import ast
 import os
 from dataclasses import dataclass, field, replace
+from collections import OrderedDict
 from contextlib import contextmanager
-from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
+from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -24,10 +25,13 @@ from keydrift.analysis.models import Rewrite
 from keydrift.analysis.parsing import SourceRejected, parse_both
 from keydrift.analysis.positions import statement_lines
 from keydrift.analysis.summaries import FunctionSummary, SummaryAccess, from_json, to_json
-from keydrift.timing import stage
+from keydrift.timing import count, stage
 from keydrift.types import Config
 
 _SOURCE_ROOTS = ("", "src")
+# Parsed modules kept in memory, by their lines (a libcst tree costs ~2 KB a line): a checked
+# file is often imported by the next ones, and the other way round.
+_TREE_LINES_KEPT = 40_000
 
 
 def module_name_for(path: str, root: str) -> Tuple[str, bool]:
@@ -67,6 +71,8 @@ class ProjectIndex:
         # "dir:" + directory -> mtime for the directories where an import was looked up
         self.recordings: List[Dict[str, str]] = []
         self.looked_in: Dict[Tuple[str, str], List[str]] = {}
+        self.trees: "OrderedDict[Tuple[str, str], Tuple[Tuple[cst.Module, ast.Module], int]]" = OrderedDict()
+        self.tree_lines = 0
         self.config_key = _digest(repr((config.normalizers, config.boundary)).encode())
 
     def summary(self, module_name: str, qualified: str, near: str = "") -> Optional[FunctionSummary]:
@@ -96,6 +102,23 @@ class ProjectIndex:
                         return candidate
                 looked_in.extend(_existing_chain(os.path.join(root, source_root), parts))
         return None
+
+    def parse(self, path: str, digest: str, source: Union[str, bytes]) -> Tuple[cst.Module, ast.Module]:
+        """Both trees of a module, shared between checking a file and summarizing it for its
+        importers (a libcst parse is the biggest cost); the last few are kept, by content."""
+        key = (os.path.normpath(os.path.abspath(path)), digest)
+        if key in self.trees:
+            self.trees.move_to_end(key)
+            return self.trees[key][0]
+        trees = parse_both(source, path)
+        lines = (source.count(b"\n") if isinstance(source, bytes) else source.count("\n")) + 1
+        count("files parsed")
+        count("lines parsed", lines)
+        self.trees[key] = (trees, lines)
+        self.tree_lines += lines
+        while self.tree_lines > _TREE_LINES_KEPT and len(self.trees) > 1:
+            self.tree_lines -= self.trees.popitem(last=False)[1][1]
+        return trees
 
     @contextmanager
     def recording(self) -> Iterator[Dict[str, str]]:
@@ -198,7 +221,8 @@ class ProjectIndex:
 
         try:
             with open(path, "rb") as handle:
-                module, tree = parse_both(handle.read(), path)
+                data = handle.read()
+            module, tree = self.parse(path, _digest(data), data)
         except (OSError, SourceRejected, cst.ParserSyntaxError, RecursionError, UnicodeDecodeError, ValueError):
             return EMPTY_EXPORT
         relative = os.path.relpath(path, self.root).replace(os.sep, "/")
