@@ -74,3 +74,16 @@ def test_mutated_sources_never_raise(index: int, cuts: list, junk: str) -> None:
         source = source[:start] + junk + source[start + length:]
     for finding in check_source(source, "mutated.py", CONFIG):
         assert finding.code.startswith("KD") and finding.line >= 1
+
+
+def test_a_file_over_its_time_budget_is_one_could_not_analyze_finding(monkeypatch) -> None:
+    """The budget is checked per statement walked; an exhausted one stops that file only."""
+    from keydrift import budget
+
+    source = "def f(u):\n    Page.objects.get(url=u)\n    Page.objects.create(url=u.lower())\n"
+    monkeypatch.setattr(budget, "SECONDS_PER_FILE", 0.0)
+    found = check_source(source, "slow.py", CONFIG)
+    assert codes(found) == ["KD901"]
+    assert "took longer than 0 s" in found[0].message
+    monkeypatch.setattr(budget, "SECONDS_PER_FILE", 30.0)
+    assert codes(check_source(source, "slow.py", CONFIG)) == ["KD102"]

@@ -18,6 +18,7 @@ from keydrift.analysis.facts import RawFinding
 from keydrift.analysis.keyflow import ModuleFacts
 from keydrift.analysis.module import analyze
 from keydrift.analysis.parsing import SourceRejected
+from keydrift import budget as time_budget
 from keydrift.diskcache import digest
 from keydrift.analysis.project import ProjectIndex, module_name_for, project_index
 from keydrift.config import import_root
@@ -77,7 +78,11 @@ def check_source(source: Union[str, bytes], path: str, config: Optional[Config] 
     sys.setrecursionlimit(max(old_limit, _RECURSION_LIMIT))
     source_digest = digest(source if isinstance(source, bytes) else source.encode("utf-8", "surrogatepass"))
     try:
-        return _check_text(text, source_digest, path, config, has_database)
+        with time_budget.budget():
+            return _check_text(text, source_digest, path, config, has_database)
+    except time_budget.BudgetExceeded:
+        seconds = time_budget.SECONDS_PER_FILE
+        return [_file_error(ANALYSIS_ERROR, path, f"could not analyze the file: it took longer than {seconds:g} s")]
     except RecursionError:
         return [_file_error(ANALYSIS_ERROR, path, "could not analyze the file: it is nested too deeply")]
     except cst.ParserSyntaxError as exc:

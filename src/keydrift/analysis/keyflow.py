@@ -27,6 +27,7 @@ from keydrift.analysis.accesses import (
 from keydrift.analysis.facts import FORMAT, LOOKUP, READ, STORE, WRITE, KeyAccess, Mismatch, Step, Value
 from keydrift.analysis.stores import is_store, subscript_access
 from keydrift.analysis.values import Evaluator, code, fresh
+from keydrift.budget import check_budget
 from keydrift.frameworks import django_orm as django
 from keydrift.frameworks import sqlalchemy_orm as sqla
 from keydrift.types import Config
@@ -255,6 +256,7 @@ class FunctionWalker(Context):
                 self.statement_of.setdefault(id(access.node), statement)
 
     def statement(self, node: cst.CSTNode) -> None:
+        check_budget()
         if isinstance(node, cst.SimpleStatementLine):
             for small in node.body:
                 self.small_statement(small)
