@@ -26,25 +26,9 @@ from keydrift.analysis.positions import resolve_positions
 from keydrift.rules import ALL_RULES, rule_selected
 from keydrift.source import ANALYSIS_ERROR, PARSE_ERROR, SourceError, decode_source  # noqa: F401 - engine API
 from keydrift.timing import count, stage
+from keydrift.vocabulary import DATABASE_VOCABULARY, NORMALIZER_VOCABULARY
 from keydrift.types import Config, Finding
 
-# Vocabulary of the database layers keydrift understands. A file with none of it cannot hold
-# a read or a write, so it is never parsed (a libcst parse costs ~10x ast.parse).
-DATABASE_VOCABULARY = re.compile(
-    r"\.objects\b|_or_create\b|bulk_create\b|_or_none\b|\.filter(?:_by)?\s*\(|\.execute(?:many)?\s*\("
-    r"|\bsession\b|(?<![.\w])(?:insert|select|update|delete)\s*\(|\.save\s*\(|\.where\s*\("
-    r"|\.query\b|\.merge\s*\(|\.create\s*\(|\.fetch(?:row|val)?\s*\("
-    r"|\.(?:find_one|find|insert_one|insert_many|update_one|update_many|replace_one|delete_one"
-    r"|delete_many|find_one_and_\w+|count_documents|bulk_write)\s*\("
-    r"|(?i:redis|valkey|cache)\w*\s*(?:\.|\[)|\b(?:r|kv|rds|mc|rc)\.(?:h?get|h?set\w*|exists|delete|incr\w*)\s*\("
-    r"|_or_404\s*\("
-)
-# Vocabulary of normalization and schema declarations: files with it may hold a normalizer
-# (KD2/KD4) or a uniqueness constraint (KD3) even without database calls.
-NORMALIZER_VOCABULARY = re.compile(
-    r"normali[sz]|canonical|urlsplit|urlparse|(?i:unique)|primary_key|PRIMARY\s+KEY|slugify|idna"
-    r"|clean_\w*(?:url|email|host|domain)|saniti[sz]e_|standardi[sz]e_|\bnorm_"
-)
 
 
 # libcst and the analysis recurse over the tree; deeply nested code must not blow the stack.
@@ -127,7 +111,7 @@ def _mentions_normalizer(text: str, config: Config) -> bool:
 def _check_text(text: str, source_digest: str, path: str, config: Config, has_database: bool) -> List[Finding]:
     project, file, module_name, is_package = _locate(path, config)
     try:
-        module, _ = project.parse(file, source_digest, text)
+        module, _ = project.parse(file, source_digest, text, module_name)
     except SourceRejected as exc:
         if exc.nested:
             return [_file_error(ANALYSIS_ERROR, path, f"could not analyze the file: {exc}")]

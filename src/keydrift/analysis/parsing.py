@@ -8,10 +8,12 @@ Python keydrift should analyze (libcst accepts some of it).
 from __future__ import annotations
 
 import ast
-from typing import Tuple, Union
+import warnings
+from typing import Callable, Optional, Tuple, Union
 
 import libcst as cst
 
+from keydrift.source import decode_source
 from keydrift.timing import stage
 
 
@@ -27,7 +29,9 @@ class SourceRejected(Exception):
 def check_with_python(text: Union[str, bytes], filename: str = "<unknown>") -> ast.Module:
     """CPython's tree of the source; ``SourceRejected`` when CPython does not accept it."""
     try:
-        return ast.parse(text, filename=filename)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the analyzed code's invalid escapes are not ours to report
+            return ast.parse(text, filename=filename)
     except SyntaxError as exc:
         line = max(1, exc.lineno or 1)
         raise SourceRejected(f"{exc.msg} (line {line})", line) from None
@@ -42,9 +46,21 @@ def parse_python(text: Union[str, bytes], filename: str = "<unknown>") -> cst.Mo
     return parse_both(text, filename)[0]
 
 
-def parse_both(text: Union[str, bytes], filename: str = "<unknown>") -> Tuple[cst.Module, ast.Module]:
-    """Both trees: libcst's for the analysis, CPython's for cheap line numbers."""
+def parse_both(text: Union[str, bytes], filename: str = "<unknown>",
+               gate: Optional[Callable[[str, ast.Module], str]] = None) -> Tuple[cst.Module, ast.Module]:
+    """Both trees: libcst's for the analysis, CPython's for cheap line numbers. ``gate`` may
+    blank out parts of the text libcst parses (keeping every line where it is)."""
     with stage("ast parse"):
         tree = check_with_python(text, filename)
+    if gate is not None:
+        with stage("gate"):
+            decoded = decode_source(text) if isinstance(text, bytes) else text
+            reduced = gate(decoded, tree)
+        if reduced is not decoded:
+            try:
+                with stage("libcst parse"):
+                    return cst.parse_module(reduced), tree
+            except cst.ParserSyntaxError:
+                pass  # the gate must never cost a file its analysis: parse it whole
     with stage("libcst parse"):
         return cst.parse_module(text), tree

@@ -10,6 +10,7 @@ atomic (a temporary file renamed into place), so several flake8 workers can shar
 from __future__ import annotations
 
 import ast
+import functools
 import os
 from dataclasses import dataclass, field, replace
 from collections import OrderedDict
@@ -21,10 +22,12 @@ import libcst as cst
 from keydrift import __version__
 from keydrift.diskcache import CACHE_DIRECTORY, CACHE_FORMAT as _CACHE_FORMAT, DiskCache, digest as _digest
 from keydrift.analysis.facts import Step
+from keydrift.analysis.gating import reduced_source
 from keydrift.analysis.models import Rewrite
 from keydrift.analysis.parsing import SourceRejected, parse_both
 from keydrift.analysis.positions import statement_lines
 from keydrift.analysis.summaries import FunctionSummary, SummaryAccess, from_json, to_json
+from keydrift.source import SourceError
 from keydrift.timing import count, stage
 from keydrift.types import Config
 
@@ -73,6 +76,9 @@ class ProjectIndex:
         self.looked_in: Dict[Tuple[str, str], List[str]] = {}
         self.trees: "OrderedDict[Tuple[str, str], Tuple[Tuple[cst.Module, ast.Module], int]]" = OrderedDict()
         self.tree_lines = 0
+        # configured wrappers and normalizers are vocabulary too
+        self.gate_words = tuple(entry.partition(":")[0].rsplit(".", 1)[-1]
+                                for entry in (*config.readers, *config.writers, *config.normalizers))
         self.config_key = _digest(repr((config.normalizers, config.boundary)).encode())
 
     def summary(self, module_name: str, qualified: str, near: str = "") -> Optional[FunctionSummary]:
@@ -103,14 +109,15 @@ class ProjectIndex:
                 looked_in.extend(_existing_chain(os.path.join(root, source_root), parts))
         return None
 
-    def parse(self, path: str, digest: str, source: Union[str, bytes]) -> Tuple[cst.Module, ast.Module]:
+    def parse(self, path: str, digest: str, source: Union[str, bytes], module_name: str = "") -> Tuple[cst.Module, ast.Module]:
         """Both trees of a module, shared between checking a file and summarizing it for its
         importers (a libcst parse is the biggest cost); the last few are kept, by content."""
         key = (os.path.normpath(os.path.abspath(path)), digest)
         if key in self.trees:
             self.trees.move_to_end(key)
             return self.trees[key][0]
-        trees = parse_both(source, path)
+        trees = parse_both(source, path, functools.partial(reduced_source, module_name=module_name,
+                                                           extra_words=self.gate_words))
         lines = (source.count(b"\n") if isinstance(source, bytes) else source.count("\n")) + 1
         count("files parsed")
         count("lines parsed", lines)
@@ -222,8 +229,9 @@ class ProjectIndex:
         try:
             with open(path, "rb") as handle:
                 data = handle.read()
-            module, tree = self.parse(path, _digest(data), data)
-        except (OSError, SourceRejected, cst.ParserSyntaxError, RecursionError, UnicodeDecodeError, ValueError):
+            module, tree = self.parse(path, _digest(data), data, module_name)
+        except (OSError, SourceRejected, SourceError, cst.ParserSyntaxError, RecursionError, UnicodeDecodeError,
+                ValueError):
             return EMPTY_EXPORT
         relative = os.path.relpath(path, self.root).replace(os.sep, "/")
         analysis = ModuleAnalysis(module, relative, self.config, self, module_name,

@@ -1,0 +1,264 @@
+"""Which functions deserve the expensive work: one walk over each function's CPython tree picks
+them, and the others are blanked out of the text libcst parses (a libcst parse and the key-flow
+walk cost about ten times CPython's parse, and most functions never touch a key).
+
+A function is kept when it names database, normalization or transformation vocabulary
+(``vocabulary.KEY_*``, or a configured name), when it returns or yields something made from its
+parameters (a caller may pass a key through it), when it calls a name imported from the project
+(a wrapper around a project helper), or when it calls kept code or kept code calls it (by name:
+a helper passes keys through, a caller pairs two helpers' accesses). Module-level code and class
+bodies are always kept: constants, models and constraints live there. A function left out keeps
+its signature (callers still map their arguments); its body becomes ``pass`` on the body's first
+line and empty lines after it, so every kept line keeps its number and column.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import FrozenSet, Iterator, List, Sequence, Set
+
+from keydrift.timing import count
+from keydrift.vocabulary import (
+    KEY_ATTRIBUTES, KEY_NAME_PARTS, KEY_NAMES, STORE_CLIENTS, STORING_METHODS,
+)
+
+_RECEIVERS = frozenset({"self", "cls"})
+_STORE_METHODS = frozenset({"get", "set", "hget", "hset", "setex", "setnx", "exists", "delete", "incr", "incrby"})
+
+
+@dataclass
+class _Unit:
+    name: str
+    node: ast.AST  # a FunctionDef or AsyncFunctionDef
+    first: int  # 1-based line of its first decorator or of ``def``
+    last: int
+    called: Set[str] = field(default_factory=set)  # names it calls: f(), self.f(), obj.f()
+    kept: bool = False
+
+
+@dataclass
+class _Names:
+    """What one walk over a function's tree collects."""
+
+    names: Set[str] = field(default_factory=set)
+    attributes: Set[str] = field(default_factory=set)
+    called: Set[str] = field(default_factory=set)
+    returns_parameter: bool = False
+
+
+def reduced_source(text: str, tree: ast.Module, module_name: str = "", extra_words: Sequence[str] = ()) -> str:
+    """``text`` with the functions that cannot matter blanked out; ``text`` itself when none."""
+    units = list(_units(tree.body))
+    if not units:
+        return text
+    project_names = _project_imports(tree, module_name)
+    extra = frozenset(extra_words)
+    for unit in units:
+        found = _collect(unit.node)
+        unit.called = found.called
+        unit.kept = _mentions_keys(unit.name, found, extra) or found.returns_parameter or bool(
+            found.names & project_names)
+    _keep_called(units, tree)
+    lines = physical_lines(text)
+    blanked = 0
+    for unit in units:
+        start = 0 if unit.kept else _body_start(unit, lines)
+        if start:
+            _blank(unit, start, lines)
+            blanked += unit.last - start + 1
+    if not blanked:
+        return text
+    count("lines gated out", blanked)
+    return "".join(lines)
+
+
+def physical_lines(text: str) -> List[str]:
+    """Lines as CPython numbers them (``\\r\\n``, ``\\r`` or ``\\n``; not form feeds), with their ends."""
+    return text.splitlines(keepends=True) if _ODD_BREAKS.isdisjoint(text) else _split_python_lines(text)
+
+
+_ODD_BREAKS = frozenset("\v\f\x1c\x1d\x1e\x85\u2028\u2029")
+
+
+def _split_python_lines(text: str) -> List[str]:
+    lines: List[str] = []
+    start = 0
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char == "\n" or char == "\r":
+            if char == "\r" and text[index + 1:index + 2] == "\n":
+                index += 1
+            lines.append(text[start:index + 1])
+            start = index + 1
+        index += 1
+    if start < len(text):
+        lines.append(text[start:])
+    return lines
+
+
+def _units(body: Sequence[ast.stmt]) -> Iterator[_Unit]:
+    """Functions defined at module or class level (nested functions go with their parent)."""
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+            yield _Unit(node.name, node, first, node.end_lineno or node.lineno)
+        elif isinstance(node, ast.ClassDef):
+            yield from _units(node.body)
+        else:
+            for block in _blocks(node):
+                yield from _units(block)
+
+
+def _blocks(node: ast.stmt) -> Iterator[List[ast.stmt]]:
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(node, name, None)
+        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+            yield block
+    for handler in getattr(node, "handlers", ()) or ():
+        yield handler.body
+    for case in getattr(node, "cases", ()) or ():
+        yield case.body
+
+
+def _collect(function: ast.AST) -> _Names:
+    found = _Names()
+    arguments = function.args  # type: ignore[attr-defined]
+    params = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
+    params.update(extra.arg for extra in (arguments.vararg, arguments.kwarg) if extra is not None)
+    params -= _RECEIVERS
+    for node in ast.walk(function):
+        kind = type(node)
+        if kind is ast.Name:
+            found.names.add(node.id)  # type: ignore[attr-defined]
+        elif kind is ast.Attribute:
+            found.attributes.add(node.attr)  # type: ignore[attr-defined]
+        elif kind is ast.keyword:
+            if node.arg:  # type: ignore[attr-defined]
+                found.names.add(node.arg)  # type: ignore[attr-defined]
+        elif kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if isinstance(func, ast.Name):
+                found.called.add(func.id)
+            elif isinstance(func, ast.Attribute):
+                found.called.add(func.attr)
+        elif kind in (ast.Return, ast.Yield, ast.YieldFrom) and params and not found.returns_parameter:
+            value = node.value  # type: ignore[attr-defined]
+            if value is not None and any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(value)):
+                found.returns_parameter = True
+    return found
+
+
+def _mentions_keys(name: str, found: _Names, extra: FrozenSet[str]) -> bool:
+    if name in STORING_METHODS or name.startswith("clean"):
+        return True
+    if found.attributes & KEY_ATTRIBUTES or found.names & KEY_NAMES:
+        return True
+    if found.names & STORE_CLIENTS and found.attributes & _STORE_METHODS:
+        return True
+    if extra and (found.names & extra or found.attributes & extra):
+        return True
+    return any(part in word.lower() for word in (*found.names, *found.attributes, name) for part in KEY_NAME_PARTS)
+
+
+def _project_imports(tree: ast.Module, module_name: str) -> Set[str]:
+    """Local names bound at module level by relative imports or imports from this module's own
+    top package."""
+    top = module_name.split(".", 1)[0] if module_name else ""
+    names: Set[str] = set()
+    for node in _module_level(tree.body):
+        if isinstance(node, ast.ImportFrom):
+            source = node.module or ""
+            if node.level or (top and source.split(".", 1)[0] == top):
+                names.update(alias.asname or alias.name for alias in node.names if alias.name != "*")
+        elif isinstance(node, ast.Import) and top:
+            for alias in node.names:
+                if alias.name.split(".", 1)[0] == top:
+                    names.add(alias.asname or alias.name.split(".", 1)[0])
+    return names
+
+
+def _module_level(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
+    """Statements outside functions: the module's, its classes' and their compound statements'."""
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        yield node
+        blocks = [node.body] if isinstance(node, ast.ClassDef) else _blocks(node)
+        for block in blocks:
+            yield from _module_level(block)
+
+
+def _keep_called(units: List[_Unit], tree: ast.Module) -> None:
+    """Keep what kept code calls by name and what calls kept code, until nothing changes (code
+    outside functions counts as kept)."""
+    called: Set[str] = set()
+    for statement in _module_level(tree.body):
+        if not isinstance(statement, ast.ClassDef) and not any(True for _ in _blocks(statement)):
+            called.update(_called_names(statement))
+        elif not isinstance(statement, ast.ClassDef):
+            for name in ("test", "iter", "items", "subject"):
+                part = getattr(statement, name, None)
+                if isinstance(part, ast.AST):
+                    called.update(_called_names(part))
+        else:
+            for part in (*statement.decorator_list, *statement.bases, *statement.keywords):
+                called.update(_called_names(part))
+    # both ways: a kept function's callees may pass keys through, and its callers may pair the
+    # accesses of two helpers
+    kept_names: Set[str] = set()
+    fresh = [u for u in units if u.kept]
+    while fresh:
+        for unit in fresh:
+            called.update(unit.called)
+            kept_names.add(unit.name)
+        fresh = [u for u in units if not u.kept and (u.name in called or not u.called.isdisjoint(kept_names))]
+        for unit in fresh:
+            unit.kept = True
+
+
+def _called_names(node: ast.AST) -> Iterator[str]:
+    for child in ast.walk(node):
+        if isinstance(child, ast.Call):
+            if isinstance(child.func, ast.Name):
+                yield child.func.id
+            elif isinstance(child.func, ast.Attribute):
+                yield child.func.attr
+
+
+def _body_start(unit: _Unit, lines: List[str]) -> int:
+    """The first line of the function's body when the body can be blanked by whole lines (it
+    starts on a line of its own and nothing follows it on its last line); 0 otherwise."""
+    body = unit.node.body  # type: ignore[attr-defined]
+    first_statement = body[0]
+    decorators = getattr(first_statement, "decorator_list", None) or []
+    start = min([d.lineno for d in decorators] + [first_statement.lineno])
+    if start <= unit.node.lineno or unit.last > len(lines):
+        return 0
+    line = lines[start - 1]
+    code = line.lstrip(" \t")
+    indent = len(line) - len(code)
+    if not (code.startswith("@") if decorators else indent == first_statement.col_offset):
+        return 0  # something precedes the statement on its line (the header's colon)
+    end = getattr(unit.node, "end_col_offset", None)
+    if end is None:
+        return 0
+    rest = lines[unit.last - 1].encode("utf-8", "surrogatepass")[end:].decode("utf-8", "replace").strip()
+    return start if not rest or rest.startswith("#") else 0
+
+
+def _blank(unit: _Unit, start: int, lines: List[str]) -> None:
+    """The body becomes ``pass``: the signature stays, so callers still map their arguments."""
+    first = lines[start - 1]
+    indent = first[:len(first) - len(first.lstrip(" \t"))]
+    lines[start - 1] = indent + "pass" + _ending(first)
+    for index in range(start, unit.last):
+        lines[index] = _ending(lines[index])
+
+
+def _ending(line: str) -> str:
+    for end in ("\r\n", "\n", "\r"):
+        if line.endswith(end):
+            return end
+    return ""

@@ -1,0 +1,93 @@
+"""The function gate: which function bodies libcst never sees, and the text it leaves (every kept
+line where it was, valid Python)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from keydrift.analysis.gating import physical_lines, reduced_source
+
+
+def reduce(source: str, module: str = "app.views", words=()) -> str:
+    source = textwrap.dedent(source).lstrip("\n")
+    reduced = reduced_source(source, ast.parse(source), module, words)
+    ast.parse(reduced)  # still Python
+    assert len(physical_lines(reduced)) == len(physical_lines(source))
+    return reduced
+
+
+def bodies_kept(source: str, **kwargs) -> bool:
+    source = textwrap.dedent(source).lstrip("\n")
+    return reduce(source, **kwargs) == source
+
+
+def test_a_function_without_key_vocabulary_keeps_only_its_signature() -> None:
+    reduced = reduce('''
+        import logging
+
+        @register(
+            "x")
+        def render(request, template):
+            """Draw it."""
+            context = {"a": 1}
+            logging.info(template)
+            return None
+
+        def lookup(url):
+            return Page.objects.get(url=url.lower())
+    ''')
+    assert reduced.splitlines()[2:9] == ['@register(', '    "x")', 'def render(request, template):', '    pass', '', '', '']
+    assert "Page.objects.get(url=url.lower())" in reduced.splitlines()[11]
+
+
+@pytest.mark.parametrize("body", [
+    "    cursor.execute('SELECT 1')",  # database vocabulary
+    "    return url.rstrip('/')",  # a transformation
+    "    return make(u)",  # returns something made from a parameter
+    "    store_it(u)",  # calls a name imported from the project
+    "    cache.set(u, 1)",  # a store named like one
+    "    db.users.create_index('email', unique=True)",  # a uniqueness declaration
+    "    tidy(u)\n    CONFIG.setup()",  # calls a kept function (tidy)
+])
+def test_functions_that_can_matter_are_kept(body: str) -> None:
+    source = f"from .repo import store_it\n\ndef task(u):\n{body}\n\ndef tidy(u):\n    return u.strip()\n"
+    assert reduced_source(source, ast.parse(source), "app.tasks") == source
+
+
+def test_callers_and_callees_of_kept_functions_are_kept() -> None:
+    assert bodies_kept('''
+        class Crawler:
+            def known(self, url):
+                self.session.scalar(url)
+
+            def visit(self, url):
+                if self.known(url):
+                    log(url)
+
+            def log_line(self, text):
+                pass
+    ''')
+
+
+def test_a_configured_wrapper_name_is_vocabulary() -> None:
+    source = "def f(conn, u):\n    push_page(conn, u)\n"
+    assert reduced_source(source, ast.parse(source), "m", ("push_page",)) == source
+    assert reduced_source(source, ast.parse(source), "m") != source
+
+
+@pytest.mark.parametrize("source", [
+    "def f(a): print(a)\n",  # a body on the header's line
+    "class A:\n    def f(self): print(1)\n",
+])
+def test_bodies_that_share_a_line_are_left_alone(source: str) -> None:
+    assert reduced_source(source, ast.parse(source), "m") == source
+
+
+def test_line_endings_form_feeds_and_tabs_keep_their_lines() -> None:
+    source = "def f(a):\r\n\tprint(a)\r\n\x0c\r\ndef g(u):\r\n\tPage.objects.get(url=u)\r\n"
+    reduced = reduced_source(source, ast.parse(source), "m")
+    assert reduced == "def f(a):\r\n\tpass\r\n\x0c\r\ndef g(u):\r\n\tPage.objects.get(url=u)\r\n"
+    assert physical_lines("a\x0cb\rc\r\nd") == ["a\x0cb\r", "c\r\n", "d"]
