@@ -35,8 +35,10 @@ def test_deeply_nested_blocks_are_analyzed_or_reported() -> None:
 
 
 def test_huge_string_literal_and_long_module() -> None:
+    """Past the size limit a file is reported as not analyzed, at once."""
     source = "BLOB = '" + "x" * 10_000_000 + "'\n" + "def f(u):\n    return Page.objects.get(url=u)\n" * 2000
-    assert check_source(source, "huge.py", CONFIG) == []
+    found = check_source(source, "huge.py", CONFIG)
+    assert codes(found) == ["KD901"] and "characters of code to analyze" in found[0].message
 
 
 @pytest.mark.parametrize("data, reason", [
@@ -87,3 +89,13 @@ def test_a_file_over_its_time_budget_is_one_could_not_analyze_finding(monkeypatc
     assert "took longer than 0 s" in found[0].message
     monkeypatch.setattr(budget, "SECONDS_PER_FILE", 30.0)
     assert codes(check_source(source, "slow.py", CONFIG)) == ["KD102"]
+
+
+def test_a_generated_module_past_the_size_limit_is_not_parsed(monkeypatch) -> None:
+    from keydrift.analysis import parsing
+
+    monkeypatch.setattr(parsing, "MAX_PARSED_CHARACTERS", 1000)
+    source = "".join(f"def f{i}(u):\n    return Page.objects.get(url=u)\n" for i in range(100))
+    found = check_source(source, "generated.py", CONFIG)
+    assert codes(found) == ["KD901"]
+    assert "more than 1,000 characters of code to analyze" in found[0].message

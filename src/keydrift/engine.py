@@ -113,7 +113,7 @@ def _check_text(text: str, source_digest: str, path: str, config: Config, has_da
     try:
         module, _ = project.parse(file, source_digest, text, module_name)
     except SourceRejected as exc:
-        if exc.nested:
+        if exc.beyond_limits:
             return [_file_error(ANALYSIS_ERROR, path, f"could not analyze the file: {exc}")]
         return [_file_error(PARSE_ERROR, path, f"cannot parse the file: {exc}", exc.line)]
     raw: List[RawFinding] = []

@@ -22,6 +22,6 @@ def decode_source(source: Union[str, bytes]) -> str:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
         text = source.decode(encoding)
-    except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
+    except (SyntaxError, LookupError, UnicodeError) as exc:  # UnicodeError: codecs such as "undefined"
         raise SourceError(f"cannot decode the file: {exc}") from exc
     return text[1:] if text.startswith("\ufeff") else text

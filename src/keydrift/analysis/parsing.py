@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import ast
 import warnings
-from typing import Callable, Optional, Tuple, Union
+from contextlib import contextmanager
+from typing import Callable, Iterator, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -17,13 +18,18 @@ from keydrift.source import decode_source
 from keydrift.timing import stage
 
 
-class SourceRejected(Exception):
-    """CPython does not accept the source. ``nested`` when it gave up on its depth."""
+# What one file may ask of libcst (~60,000 typical lines; blanked function bodies don't count).
+MAX_PARSED_CHARACTERS = 2_000_000
 
-    def __init__(self, message: str, line: int = 1, nested: bool = False) -> None:
+
+class SourceRejected(Exception):
+    """CPython does not accept the source; ``beyond_limits`` when it is Python but too deep or too
+    large to analyze (a could-not-analyze finding, not a could-not-parse one)."""
+
+    def __init__(self, message: str, line: int = 1, beyond_limits: bool = False) -> None:
         super().__init__(message)
         self.line = line
-        self.nested = nested
+        self.beyond_limits = beyond_limits
 
 
 def check_with_python(text: Union[str, bytes], filename: str = "<unknown>") -> ast.Module:
@@ -36,7 +42,7 @@ def check_with_python(text: Union[str, bytes], filename: str = "<unknown>") -> a
         line = max(1, exc.lineno or 1)
         raise SourceRejected(f"{exc.msg} (line {line})", line) from None
     except (RecursionError, MemoryError):
-        raise SourceRejected("it is nested too deeply", nested=True) from None
+        raise SourceRejected("it is nested too deeply", beyond_limits=True) from None
     except ValueError as exc:
         raise SourceRejected(str(exc)) from None
 
@@ -44,6 +50,30 @@ def check_with_python(text: Union[str, bytes], filename: str = "<unknown>") -> a
 def parse_python(text: Union[str, bytes], filename: str = "<unknown>") -> cst.Module:
     """The libcst tree of a module CPython accepts; ``SourceRejected`` otherwise."""
     return parse_both(text, filename)[0]
+
+
+def _skip_validation(node: cst.CSTNode) -> None:
+    return None
+
+
+@contextmanager
+def _without_node_validation() -> Iterator[None]:
+    """libcst validates every node it builds (a regex per whitespace node: about a fifth of a
+    parse); nodes built by its parser from source CPython accepted are valid already."""
+    original = cst.CSTNode.__dict__.get("__post_init__")
+    if original is None:
+        yield
+        return
+    cst.CSTNode.__post_init__ = _skip_validation  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        cst.CSTNode.__post_init__ = original  # type: ignore[assignment]
+
+
+def _parse_module(text: Union[str, bytes]) -> cst.Module:
+    with stage("libcst parse"), _without_node_validation():
+        return cst.parse_module(text)
 
 
 def parse_both(text: Union[str, bytes], filename: str = "<unknown>",
@@ -56,11 +86,20 @@ def parse_both(text: Union[str, bytes], filename: str = "<unknown>",
         with stage("gate"):
             decoded = decode_source(text) if isinstance(text, bytes) else text
             reduced = gate(decoded, tree)
+        _check_size(reduced)
         if reduced is not decoded:
             try:
-                with stage("libcst parse"):
-                    return cst.parse_module(reduced), tree
+                return _parse_module(reduced), tree
             except cst.ParserSyntaxError:
                 pass  # the gate must never cost a file its analysis: parse it whole
-    with stage("libcst parse"):
-        return cst.parse_module(text), tree
+    else:
+        _check_size(text)
+    return _parse_module(text), tree
+
+
+def _check_size(text: Union[str, bytes]) -> None:
+    """A generated module of 100,000 lines would take libcst most of a minute, which nothing can
+    interrupt: past this size a file is reported as not analyzed instead."""
+    if len(text) > MAX_PARSED_CHARACTERS:
+        raise SourceRejected(f"it has more than {MAX_PARSED_CHARACTERS:,} characters of code to analyze "
+                             "(generated code?)", beyond_limits=True)
