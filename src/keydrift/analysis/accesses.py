@@ -285,7 +285,14 @@ class ChainReader:
         self.ctx = ctx
         self.call_id = call_id
         self.outer = outer
-        self.via = code(outer)
+        self._via: Optional[str] = None
+
+    @property
+    def via(self) -> str:
+        """The chain's text, for messages: rendered only for chains that access a key."""
+        if self._via is None:
+            self._via = code(self.outer)
+        return self._via
 
     def emit(self, kind: str, keys: Sequence[Key], role: str, saves: bool = False) -> None:
         for key in keys:

@@ -35,6 +35,8 @@ from keydrift.types import Config
 # Bases of classes that validate and coerce their input rather than store it.
 VALIDATION_BASES = frozenset({"BaseModel", "BaseSettings", "RootModel", "Schema", "Struct"})
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+_COMPREHENSION_TYPES = frozenset(_COMPREHENSIONS)
+_NEW_SCOPES = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})
 _MAX_RESOLVE_DEPTH = 8
 
 
@@ -403,13 +405,14 @@ class FunctionWalker(Context):
 
     def scan(self, node: cst.CSTNode) -> None:
         """Find the database calls in an expression and report their accesses."""
-        if isinstance(node, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+        node_type = type(node)  # exact types: isinstance() on libcst's abstract classes is slow
+        if node_type in _NEW_SCOPES:
             return
-        if isinstance(node, cst.Subscript):
-            self.store_read(node)
-        elif isinstance(node, cst.Comparison):
-            self.membership_read(node)
-        if isinstance(node, cst.Call) and id(node) not in self.consumed:
+        if node_type is cst.Subscript:
+            self.store_read(node)  # type: ignore[arg-type]
+        elif node_type is cst.Comparison:
+            self.membership_read(node)  # type: ignore[arg-type]
+        if node_type is cst.Call and id(node) not in self.consumed:
             info = recognize(node, self, next(self.call_ids))
             if info is not None:
                 self.consumed |= info.calls
@@ -417,7 +420,7 @@ class FunctionWalker(Context):
             else:
                 self.call_summary(node)
                 self.persist(node)
-        if isinstance(node, _COMPREHENSIONS):
+        if node_type in _COMPREHENSION_TYPES:
             with self._comprehension_scope(node):
                 for child in child_nodes(node):
                     self.scan(child)

@@ -28,16 +28,29 @@ def _fields(node_type: Type[cst.CSTNode]) -> Tuple[str, ...]:
     return names
 
 
+_WHITESPACE = (cst.BaseParenthesizableWhitespace, cst.TrailingWhitespace, cst.EmptyLine, cst.Newline)
+_KIND: Dict[type, int] = {tuple: 2, list: 2}  # by exact type: 1 a syntax node, 2 a sequence, 0 else
+
+
+def _kind(value_type: type) -> int:
+    """isinstance() against libcst's abstract classes is slow; a type's answer never changes."""
+    kind = _KIND.get(value_type)
+    if kind is None:
+        is_node = issubclass(value_type, cst.CSTNode) and not issubclass(value_type, _WHITESPACE)
+        kind = _KIND[value_type] = 1 if is_node else 0
+    return kind
+
+
 def child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """The syntactic children of a node, in source order, without whitespace nodes."""
     for name in _fields(type(node)):
         value = getattr(node, name, None)
-        if isinstance(value, cst.CSTNode):
-            if not isinstance(value, (cst.BaseParenthesizableWhitespace, cst.TrailingWhitespace, cst.EmptyLine, cst.Newline)):
-                yield value
-        elif isinstance(value, (tuple, list)):
+        kind = _kind(type(value))
+        if kind == 1:
+            yield value
+        elif kind == 2:
             for item in value:
-                if isinstance(item, cst.CSTNode):
+                if _kind(type(item)) == 1:
                     yield item
 
 
