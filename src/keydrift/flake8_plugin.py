@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import ast
 import os
+from dataclasses import replace
 import sys
 from typing import Iterator, List, Sequence, Set, Tuple
 
 from keydrift import __version__
 from keydrift.analysis.boundary import boundary_warnings
+from keydrift.cli import root_without_pyproject
 from keydrift.config import ConfigError, finding_allowed, is_excluded, load_config
 from keydrift.noqa import apply_noqa
 from keydrift.output._common import full_message
@@ -54,6 +56,11 @@ class KeydriftChecker:
     def _results(self) -> List[Tuple[int, int, str, type]]:
         stdin = self.filename in _STDIN_NAMES
         config = load_config(os.getcwd() if stdin else self.filename)
+        if not config.config_file and not stdin:
+            # no pyproject.toml: the same project root as `keydrift check` run from here
+            root = root_without_pyproject(self.filename, os.getcwd())
+            if root:
+                config = replace(config, root=root)
         for warning in boundary_warnings(config) if config.config_file else ():
             _say_once(warning)
         if not stdin and is_excluded(self.filename, config):
