@@ -27,6 +27,7 @@ from keydrift.analysis.models import Rewrite
 from keydrift.analysis.parsing import SourceRejected, parse_both
 from keydrift.analysis.positions import statement_lines
 from keydrift.analysis.summaries import FunctionSummary, SummaryAccess, from_json, to_json
+from keydrift.results import code_fingerprint
 from keydrift.source import SourceError
 from keydrift.timing import count, stage
 from keydrift.types import Config
@@ -79,7 +80,8 @@ class ProjectIndex:
         # configured wrappers and normalizers are vocabulary too
         self.gate_words = tuple(entry.partition(":")[0].rsplit(".", 1)[-1]
                                 for entry in (*config.readers, *config.writers, *config.normalizers))
-        self.config_key = _digest(repr((config.normalizers, config.boundary)).encode())
+        # keydrift's own code is part of the key: summaries change when the analysis does
+        self.config_key = _digest(repr((config.normalizers, config.boundary, code_fingerprint())).encode())
 
     def summary(self, module_name: str, qualified: str, near: str = "") -> Optional[FunctionSummary]:
         return self.module_summaries(module_name, near).get(qualified)
