@@ -192,8 +192,11 @@ def _check_in_parallel(files: Sequence[str], run_config: Config, args: argparse.
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     findings: List[Finding] = []
     with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
+        # a few large chunks of neighbouring files: a worker sees whole packages, so the modules
+        # they import are summarized by one worker, not both, and their trees are still in memory
+        # when they are checked
         results = pool.map(_check_one, files, [run_config] * len(files), [args] * len(files),
-                           chunksize=max(1, min(16, len(files) // (jobs * 4) or 1)))
+                           chunksize=max(1, len(files) // (jobs * 4)))
         for number, (path, found) in enumerate(zip(files, results), start=1):
             progress.show(number, path)
             findings.extend(found)
