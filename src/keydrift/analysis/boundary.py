@@ -20,6 +20,22 @@ from keydrift.frameworks import transforms
 BOUNDARY_CLASS = re.compile(r"(Model|Manager|QuerySet|Queryset|Repository|Repo|Store|DAO|Dao|Mapper|Document)$")
 
 
+_TEST_PACKAGES = frozenset({"tests", "test", "testing"})
+
+
+def is_test_module(module_name: str) -> bool:
+    """Test code: a module inside a ``tests``/``test``/``testing`` package, or named ``test_*``,
+    ``*_tests``, ``tests`` or ``conftest`` (``*_test`` is left out: ``connection_test`` is as
+    often a feature as a test). Tests build fixtures and expected values by hand; where they
+    normalize, or what schema they declare, is no part of where records are made."""
+    parts = module_name.split(".") if module_name else []
+    if not parts:
+        return False
+    last = parts[-1]
+    return (any(p in _TEST_PACKAGES for p in parts[:-1]) or last.startswith("test_")
+            or last.endswith("_tests") or last in ("tests", "conftest"))
+
+
 def module_matches(module_name: str, patterns: Iterable[str]) -> bool:
     for pattern in patterns:
         if fnmatchcase(module_name, pattern) or module_name == pattern or module_name.startswith(pattern + "."):

@@ -17,6 +17,13 @@ from keydrift.analysis.values import Evaluator, code, last_name
 
 # Methods that run whenever a record is stored.
 SAVING_METHODS = frozenset({"save", "clean", "full_clean", "before_save", "pre_save", "__init__"})
+# Django runs ``clean()``/``full_clean()`` only from forms and explicit calls: ``save()``,
+# ``create()`` and ``get_or_create()`` never do (mongoengine's ``save()`` does, via validate()).
+DJANGO_VALIDATION_METHODS = frozenset({"clean", "full_clean"})
+# Step kinds that rewrite a key in a constructor. ``self.conn_id = sanitize_conn_id(conn_id)``
+# in ``__init__`` (an unknown function) is usually a validation or a conversion of the argument;
+# a constructor that canonicalizes says so with a known step (``.lower()``, ``slugify()``...).
+CONSTRUCTOR_REWRITE_KINDS = frozenset({"case", "whitespace", "slash", "url", "unicode", "idna", "slug", "normalizer"})
 SIGNALS = frozenset({"pre_save"})
 VALIDATOR_DECORATORS = frozenset({"validates"})
 CASE_INSENSITIVE_FIELD_PREFIXES = ("CI",)
@@ -130,11 +137,27 @@ def _class_fields(cls: cst.ClassDef) -> Iterator[Tuple[str, cst.Call]]:
             yield target.value, value
 
 
+def _imports_django(module: cst.Module) -> bool:
+    """Whether the module imports Django (and not mongoengine, whose documents also have
+    ``clean()``): its model classes are Django models."""
+    roots = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
+                roots.add(code(small.module).split(".", 1)[0])
+            elif isinstance(small, cst.Import):
+                roots.update(code(alias.name).split(".", 1)[0] for alias in small.names)
+    return "django" in roots and "mongoengine" not in roots
+
+
 def model_facts(module: cst.Module, rewrites: Dict[Tuple[str, str], Rewrite],
                 absorbs: Dict[Tuple[str, str], FrozenSet[str]]) -> None:
+    saving = SAVING_METHODS - DJANGO_VALIDATION_METHODS if _imports_django(module) else SAVING_METHODS
     for statement in module.body:
         if isinstance(statement, cst.ClassDef):
-            _class_facts(statement, rewrites, absorbs)
+            _class_facts(statement, rewrites, absorbs, saving)
         elif isinstance(statement, cst.FunctionDef):
             sender = _signal_sender(statement)
             params = _param_names(statement)
@@ -145,7 +168,7 @@ def model_facts(module: cst.Module, rewrites: Dict[Tuple[str, str], Rewrite],
 
 
 def _class_facts(cls: cst.ClassDef, rewrites: Dict[Tuple[str, str], Rewrite],
-                 absorbs: Dict[Tuple[str, str], FrozenSet[str]]) -> None:
+                 absorbs: Dict[Tuple[str, str], FrozenSet[str]], saving: FrozenSet[str] = SAVING_METHODS) -> None:
     entity = cls.name.value
     for field_name, call in _class_fields(cls):
         if _case_insensitive(call):
@@ -153,8 +176,10 @@ def _class_facts(cls: cst.ClassDef, rewrites: Dict[Tuple[str, str], Rewrite],
     for node in _block(cls.body):
         if not isinstance(node, cst.FunctionDef):
             continue
-        if node.name.value in SAVING_METHODS:
+        if node.name.value in saving:
             for field_name, steps in _attribute_rewrites(node, "self"):
+                if node.name.value == "__init__" and not any(s.kind in CONSTRUCTOR_REWRITE_KINDS for s in steps):
+                    continue
                 rewrites[(entity, field_name)] = Rewrite(steps, f"{entity}.{node.name.value}()")
         for field_name, steps in _validator_rewrites(node):
             rewrites[(entity, field_name)] = Rewrite(steps, f"{entity}.{node.name.value}()")

@@ -440,8 +440,23 @@ class NormalizerReader:
         arg = self.eval(node.args[0].value)
         probe = bool(self.ancestors) and isinstance(self.ancestors[-1], cst.Attribute) \
             and self.ancestors[-1].attr.value == "scheme"
-        if arg.kind == INPUT and not self.scheme_guarded and not probe:
+        if arg.kind == INPUT and not self.scheme_guarded and not probe and not self._path_only_parse(node):
             self.pending_splits.append((self.order, node))
+
+    def _path_only_parse(self, call: cst.Call) -> bool:
+        """``urlparse(url).path``, or ``parts = urlparse(url)`` read only as ``parts.path``/
+        ``.query``/``.params``/``.fragment``: the normalizer keeps the path of its input and
+        never uses a host, so a missing scheme cannot leave a host uncanonicalized."""
+        parent = self.ancestors[-1] if self.ancestors else None
+        if isinstance(parent, cst.Attribute) and parent.value is call:
+            return parent.attr.value in PATH_ATTRIBUTES
+        if not (isinstance(parent, cst.Assign) and parent.value is call and len(parent.targets) == 1
+                and isinstance(parent.targets[0].target, cst.Name)):
+            return False
+        name = parent.targets[0].target.value
+        uses = list(_name_uses_after(self.function.body, parent, name))
+        return bool(uses) and all(isinstance(up, cst.Attribute) and up.attr.value in PATH_ATTRIBUTES
+                                  for up in uses)
 
     def _strip_call(self, node: cst.Call, name: str, chars: str, receiver: Val) -> None:
         if looks_like_word(chars):
@@ -634,6 +649,42 @@ class NormalizerReader:
 
 
 # -- helpers ---------------------------------------------------------------------------------
+
+def _name_uses_after(body: cst.CSTNode, statement: cst.CSTNode, name: str) -> Iterator[Optional[cst.CSTNode]]:
+    """The parent of each load of ``name`` after ``statement`` in source order (until ``name``
+    is assigned again), nested definitions skipped."""
+    seen = False
+    stack: List[Tuple[cst.CSTNode, Optional[cst.CSTNode]]] = [(body, None)]
+    while stack:
+        node, parent = stack.pop()
+        if node is statement:
+            seen = True
+            continue
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not body:
+            continue
+        if seen and isinstance(node, cst.Assign) and any(
+                isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets):
+            yield from _name_loads(node.value, node, name)
+            return
+        if seen and isinstance(node, cst.Name) and node.value == name:
+            yield parent
+            continue
+        if isinstance(node, cst.Attribute):
+            stack.append((node.value, node))  # the attribute's name is not a load
+            continue
+        stack.extend((child, node) for child in reversed(node.children))
+
+
+def _name_loads(node: cst.CSTNode, parent: cst.CSTNode, name: str) -> Iterator[Optional[cst.CSTNode]]:
+    if isinstance(node, cst.Name) and node.value == name:
+        yield parent
+        return
+    if isinstance(node, cst.Attribute):
+        yield from _name_loads(node.value, node, name)
+        return
+    for child in node.children:
+        yield from _name_loads(child, node, name)
+
 
 def _only_slashes(text: str) -> bool:
     return bool(text) and not text.strip("/")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
@@ -65,6 +66,24 @@ def _comparable(read: KeyAccess, write: KeyAccess) -> bool:
     return bool(read.value.origins & write.value.origins)
 
 
+_CALL_TEXT = re.compile(r"^([A-Za-z_][\w.]*)\(")
+
+
+def _constructed_field(steps: Tuple[Step, ...]) -> bool:
+    """The only step is a field of an object built by a class constructor with the key
+    (``ClusterNode(host, port).name``). Against a side that transforms the key, the pair is
+    undecidable: the constructor may compute that field with the very same transformation
+    (``self.name = get_node_name(host, port)``), which the analysis does not see. Against a raw
+    side it stays a re-derivation (KD101: ``WebhookIn(target=t).target`` is a parsed URL)."""
+    if len(steps) != 1 or steps[0].kind != REDERIVED:
+        return False
+    match = _CALL_TEXT.match(steps[0].label)
+    if match is None:
+        return False
+    callee = match.group(1).rsplit(".", 1)[-1]
+    return callee[:1].isupper() and not callee.isupper()
+
+
 def _pick(candidates: Sequence[Tuple[int, KeyAccess]], write_index: int, write: KeyAccess) -> KeyAccess:
     same_call = [r for _, r in candidates if r.call_id == write.call_id]
     if same_call:
@@ -81,6 +100,8 @@ def mismatch_for(write_index: int, write: KeyAccess, reads: Sequence[Tuple[int, 
         rs, ws = split_steps(read, write)
         if not rs and not ws:
             return None  # some read uses exactly the written key: the pair is consistent
+        if (rs and _constructed_field(ws)) or (ws and _constructed_field(rs)):
+            continue  # undecidable: see _constructed_field
         candidates.append((index, read))
     if not candidates:
         return None

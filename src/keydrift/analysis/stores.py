@@ -263,6 +263,8 @@ def recognize_store_call(links: Sequence[Link], reader: ChainReader) -> Optional
     if kind_position is None:
         return None
     kinds, position, member = kind_position
+    if method in kv.VALUE_WRITES and len(call.args) < 2 and not any(a.star for a in call.args):
+        return None  # cache.set(CacheEntry(cache_key=k, ...)): no key argument, no value
     if member:
         if len(args) <= position or not args:
             return None

@@ -35,6 +35,7 @@ from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set
 
 import libcst as cst
 
+from keydrift.analysis.boundary import is_test_module
 from keydrift.analysis.normalizers import is_normalizer_name, module_name_of
 from keydrift.analysis.values import code, dotted_name, last_name
 from keydrift.frameworks import schema
@@ -110,11 +111,26 @@ def uncanonical_keys(facts: object) -> List[UncanonicalKey]:
     if _last and _last[0][0] is module:
         return _last[0][1]
     config: Config = getattr(facts, "config", None) or Config()
-    reader = SchemaReader(config)
-    reader.read(module)
-    result = list(_decide(reader, facts, config))
+    result: List[UncanonicalKey] = []
+    if not not_production_schema(module_name_of(getattr(facts, "path", ""), config)):
+        reader = SchemaReader(config)
+        reader.read(module)
+        result = list(_decide(reader, facts, config))
     _last[:] = [(module, result)]
     return result
+
+
+_MIGRATION_PACKAGES = frozenset({"migrations", "alembic"})
+
+
+def not_production_schema(module: str) -> bool:
+    """Test code (``boundary.is_test_module``) and schema-migration code (a ``migrations``/
+    ``alembic`` package, a ``migrations`` module) declare fixtures and history, not the schema
+    the application writes through: a test model's unique ``username`` is not a key of any real
+    record, and a past migration is not where a fix would go (the model it mirrors is
+    reported)."""
+    parts = module.split(".") if module else []
+    return is_test_module(module) or any(p in _MIGRATION_PACKAGES for p in parts)
 
 
 # -- reading declarations ------------------------------------------------------------------
@@ -213,7 +229,7 @@ class SchemaReader:
     def _field(self, owner: str, name: str, annotation: Optional[cst.BaseExpression], call: cst.Call,
                statement: cst.CSTNode) -> bool:
         callee = last_name(call.func)
-        if not (callee in schema.COLUMN_CALLS or callee.endswith("Field")):
+        if not (callee in schema.COLUMN_CALLS or callee.endswith("Field") or callee in schema.RELATION_FIELD_CALLS):
             return False
         column = self._column_name(call, name)
         if column != name:
@@ -231,6 +247,10 @@ class SchemaReader:
         return explicit or _string(_keyword(call, "db_column")) or name
 
     def _field_type(self, callee: str, call: cst.Call, annotation: Optional[cst.BaseExpression]) -> _Column:
+        if callee in schema.RELATION_FIELD_CALLS:
+            return _Column(OTHER)  # the referenced table's key
+        if any(_keyword(call, k) is not None for k in schema.ENUMERATION_KEYWORDS):
+            return _Column(OTHER)  # values chosen from a list the code defines
         if _case_insensitive_collation(call):
             return _Column(TEXT, "a case-insensitive collation")
         if callee in schema.COLUMN_CALLS:
@@ -238,6 +258,9 @@ class SchemaReader:
         return self._class_kind(callee, "field")
 
     def _column_type(self, call: cst.Call, annotation: Optional[cst.BaseExpression]) -> _Column:
+        if any(isinstance(arg, cst.Call) and last_name(arg.func) in schema.RELATION_FIELD_CALLS
+               for arg in _positional(call)):
+            return _Column(OTHER)  # Column("team_name", String(50), ForeignKey("team.name"))
         for arg in _positional(call):
             if isinstance(arg, (cst.SimpleString, cst.ConcatenatedString)):
                 continue
@@ -510,6 +533,9 @@ class _Evidence:
             kind = schema.natural_key_kind(column.rsplit(".", 1)[-1])
             if kind is None or not _is_text(self.schema, declaration, entity, column):
                 continue
+            if kind == schema.NAME and schema.name_tokens(column.rsplit(".", 1)[-1]) == (schema.NAME,) \
+                    and not any(schema.names_kind_of_thing(e) for e in {entity, declaration.entity}):
+                continue  # Author.name, History.name: a label, not a key (Tag.name is one)
             if not self._canonical(_names_of(self.schema, entity, declaration.entity, column), kind):
                 yield column, kind
 

@@ -19,6 +19,7 @@ from keydrift.analysis.facts import (
     Value,
 )
 from keydrift.frameworks import transforms
+from keydrift.frameworks.schema import natural_key_kind
 
 _EMPTY_MODULE = cst.Module(body=[])
 _MAX_LABEL = 48
@@ -224,7 +225,10 @@ class Evaluator:
     def _function_call(self, node: cst.Call, name: str, text: str,
                        receiver_is_object: bool = False) -> Value:
         short_name = name.rsplit(".", 1)[-1]
-        args = self._args(node)
+        if receiver_is_object:
+            args = [self.eval(arg.value) for arg in node.args if arg.star == "" and _carries_key(arg)]
+        else:
+            args = self._args(node)
         if not receiver_is_object and (name in transforms.CONVERSIONS or short_name in transforms.CONVERSIONS):
             return Value(args[0].origins, args[0].steps, text) if args else fresh(text)
         carried = merge_arguments(args, text)
@@ -293,6 +297,14 @@ class Evaluator:
 
     def _literal(self, node: cst.BaseExpression) -> Value:
         return constant(code(node))
+
+
+def _carries_key(arg: cst.Arg) -> bool:
+    """Whether an argument of an object's method passes the key the result is derived from: a
+    positional argument, or a keyword named for a natural key (``client.get(url=u)``). A keyword
+    naming a relation or an option (``page.create_alias(parent=p)``, ``obj.copy(owner=u)``)
+    passes something the new object refers to, not a key it transforms."""
+    return arg.keyword is None or natural_key_kind(arg.keyword.value) is not None
 
 
 def _is_constant_name(name: str) -> bool:

@@ -20,6 +20,10 @@ WRITES: Dict[str, int] = {
     "set": 0, "setex": 0, "psetex": 0, "setnx": 0, "add": 0, "delete": 0, "incr": 0, "incrby": 0,
     "decr": 0, "decrby": 0, "expire": 0, "pexpire": 0, "getdel": 0, "getset": 0, "touch": 0,
 }
+# Writes that store a value under the key: with one argument, ``cache.set(entry)`` stores an
+# object that carries its own key (redis-py's client-side cache, set-like containers), and the
+# argument is not the key.
+VALUE_WRITES: FrozenSet[str] = frozenset({"set", "setex", "psetex", "setnx", "add", "getset"})
 READ_WRITES: FrozenSet[str] = frozenset({"get_or_set"})
 # Hashes and sets: the container name is part of the entity, the member is the key.
 MEMBER_READS: Dict[str, int] = {"hget": 1, "hexists": 1, "sismember": 1, "zscore": 1, "zrank": 1}

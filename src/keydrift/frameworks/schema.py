@@ -80,6 +80,28 @@ def natural_key_kind(name: str) -> Optional[str]:
     return None
 
 
+def names_kind_of_thing(entity: str) -> bool:
+    """Whether a bare ``name`` of ``entity`` is a natural key: the entity is a thing people name
+    and look up by name (``Tag``, ``ThreadCategory``, ``Team``, a ``groups`` table, ``Handle``,
+    ``Domain``), as ``tag_name`` or ``team_name`` would be. The name of a migration, a job, an
+    author or a food item is a label the code or a person defines, not a key typed twice in two
+    spellings."""
+    for token in name_tokens(entity):
+        for word in _singulars(token):
+            if word in NAME_QUALIFIERS or NATURAL_KEY_TOKENS.get(word, NAME) != NAME:
+                return True
+    return False
+
+
+def _singulars(token: str) -> Tuple[str, ...]:
+    """``categories`` -> category, ``tags`` -> tag, ``hosts`` -> host (table names)."""
+    if token.endswith("ies") and len(token) > 4:
+        return token, token[:-3] + "y"
+    if token.endswith("s") and len(token) > 3:
+        return token, token[:-1]
+    return (token,)
+
+
 # Two spellings of one natural key, per kind, for messages.
 COLLIDING_SPELLINGS: Dict[str, str] = {
     URL: '"https://Example.com/a" and "https://example.com/a/" become two rows',
@@ -126,6 +148,17 @@ TEXT_COLUMN_TYPES: FrozenSet[str] = frozenset({
 TEXT_ANNOTATIONS: FrozenSet[str] = frozenset({"str", "EmailStr", "HttpUrl", "AnyUrl", "AnyHttpUrl"})
 # Calls that declare a SQLAlchemy/SQLModel column; their type is an argument or the annotation.
 COLUMN_CALLS: FrozenSet[str] = frozenset({"Column", "mapped_column", "Field"})
+
+# Relations: the column holds the referenced row's key (``email = ForeignKey("Email")``); its
+# canonicalization belongs to the referenced table, so it is never text here.
+RELATION_FIELD_CALLS: FrozenSet[str] = frozenset({
+    "ForeignKey", "ForeignObject", "GenericForeignKey", "ParentalKey", "TreeForeignKey",
+    "ForeignKeyField", "ManyToManyField", "OneToOneField", "ParentalManyToManyField", "ReferenceField",
+    "LazyReferenceField", "DeferredForeignKey",
+})
+# A field whose values are chosen from a fixed list the code defines (``choices=``) is an
+# enumeration, not a natural key people type.
+ENUMERATION_KEYWORDS: FrozenSet[str] = frozenset({"choices"})
 
 # Separate constraints and indexes.
 UNIQUE_CONSTRAINT_CALLS: FrozenSet[str] = frozenset({"UniqueConstraint"})

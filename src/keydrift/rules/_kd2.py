@@ -10,7 +10,10 @@ from keydrift.analysis.facts import (
     CASE, FETCH, IDNA, LOOKUP, NORMALIZER, READ, REDERIVED, SLASH, SLUG, UNICODE, URL, WHITESPACE,
     KeyAccess, Step,
 )
+from keydrift.analysis.boundary import is_test_module
+from keydrift.analysis.normalizers import module_name_of
 from keydrift.frameworks.schema import natural_key_kind
+from keydrift.types import Config
 
 # Step kinds that normalize a key (as opposed to re-deriving or formatting it).
 NORMALIZING = frozenset({CASE, WHITESPACE, SLASH, URL, UNICODE, IDNA, SLUG, NORMALIZER})
@@ -18,6 +21,14 @@ NORMALIZING = frozenset({CASE, WHITESPACE, SLASH, URL, UNICODE, IDNA, SLUG, NORM
 NORMALIZER_CALLS = frozenset({NORMALIZER, UNICODE, IDNA, SLUG})
 # A step before one of these shaped a request, not the key that was stored.
 _RESETTING = frozenset({REDERIVED, FETCH})
+
+
+def in_test_code(facts: object) -> bool:
+    """KD2 is about where a project normalizes its keys; tests normalize by hand to build
+    fixtures and expected values (``Redirect.objects.create(old_path=Redirect.normalise_path(u))``)
+    and are no part of that."""
+    config = getattr(facts, "config", None) or Config()
+    return is_test_module(module_name_of(getattr(facts, "path", ""), config))
 
 
 def steps_in_mismatches(facts: object) -> Set[int]:

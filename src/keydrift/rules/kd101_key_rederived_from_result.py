@@ -43,6 +43,9 @@ class KeyRederivedFromResult(Rule):
     ## Known problems
     The analysis follows values inside one function. A result attribute that is, by contract,
     the very value passed in (an echo) is still reported; suppress it with `# noqa: KD101`.
+    An object's method called with the key under a keyword that names no natural key
+    (`page.create_alias(parent=p)`, unlike `client.get(url=u)`) is taken to return another
+    object, not a value derived from the key.
     """
 
     CODE = "KD101"

@@ -40,7 +40,10 @@ class KeyTransformedDifferently(Rule):
 
     ## Known problems
     Two transformations that are equivalent for every input the program sees are still
-    reported; use one normalizer for both sides.
+    reported; use one normalizer for both sides. A field of an object built by a class
+    constructor with the key (`ClusterNode(host, port).name`) is not compared with a
+    transformed key: the constructor may compute it with that very transformation, which the
+    analysis does not see (against a raw key it is KD101).
     """
 
     CODE = "KD104"

@@ -48,7 +48,12 @@ class KeyRewrittenOnSave(Rule):
     ## Known problems
     The rewriting must be visible in the analyzed module (the model defined in the same file
     or, with the project index, in an imported module). `QuerySet.update()` and
-    `bulk_create()` bypass `save()` and are not treated as rewritten.
+    `bulk_create()` bypass `save()` and are not treated as rewritten. A Django model's
+    `clean()` runs only from forms and `full_clean()`, never from `save()`/`create()`/
+    `get_or_create()`, so it is not a write-time rewrite there (a mongoengine document's is:
+    its `save()` validates). In `__init__`, only a known canonicalizing step (`lower()`,
+    `strip()`, `slugify()`, a normalizer...) counts: `self.conn_id = sanitize_conn_id(conn_id)`
+    is taken for a validation.
     """
 
     CODE = "KD107"

@@ -13,7 +13,7 @@ from keydrift.analysis.facts import RawFinding
 from keydrift.analysis.values import dotted_name
 from keydrift.rules._base import Rule
 from keydrift.rules._kd2 import (
-    NORMALIZER_CALLS, callee_name, is_function_call, normalization_sites, steps_in_mismatches,
+    NORMALIZER_CALLS, callee_name, in_test_code, is_function_call, normalization_sites, steps_in_mismatches,
 )
 
 
@@ -55,9 +55,11 @@ class NormalizerOutsideBoundary(Rule):
     ```
 
     ## Known problems
-    Without configuration the rule only speaks when it can tell the boundary (the entity's
-    model is defined in the project) and the normalized value reaches a key. Calls that are
-    part of a KD1 finding are reported there instead.
+    Without configuration the rule only speaks when it can tell the boundary (the entity's model
+    is defined in the project) and the normalized value reaches a key. Calls that are part of a
+    KD1 finding are reported there instead. Test code (a `tests`/`test`/`testing` package,
+    `test_*.py`, `*_tests.py`, `tests.py`, `conftest.py`) is not inspected: tests normalize by
+    hand to build fixtures and expected values.
 
     ## Configuration
     `boundary` (module names or globs) and `normalizers` (qualified names) in `[tool.keydrift]`.
@@ -69,7 +71,7 @@ class NormalizerOutsideBoundary(Rule):
 
     def check(self, facts: object) -> Iterator[RawFinding]:
         analysis = getattr(facts, "analysis", None)
-        if analysis is None:
+        if analysis is None or in_test_code(facts):
             return
         boundary = Boundary(analysis)
         reported: Set[int] = steps_in_mismatches(facts)

@@ -7,7 +7,9 @@ from typing import Dict, Iterator, List, Set, Tuple
 from keydrift.analysis.boundary import Boundary
 from keydrift.analysis.facts import KeyAccess, RawFinding, Step
 from keydrift.rules._base import Rule
-from keydrift.rules._kd2 import NORMALIZER_CALLS, is_function_call, normalization_sites, steps_in_mismatches
+from keydrift.rules._kd2 import (
+    NORMALIZER_CALLS, in_test_code, is_function_call, normalization_sites, steps_in_mismatches,
+)
 
 
 class AdHocKeyNormalization(Rule):
@@ -38,9 +40,11 @@ class AdHocKeyNormalization(Rule):
     ```
 
     ## Known problems
-    Only reported when a boundary is configured: without one, normalizing a key once before
-    both its read and its write is a reasonable local choice. Normalizations that are part of a
-    KD1 finding are reported there instead.
+    Only reported when a boundary is configured: without one, normalizing a key once before both
+    its read and its write is a reasonable local choice. Normalizations that are part of a KD1
+    finding are reported there instead. Test code (a `tests`/`test`/`testing` package,
+    `test_*.py`, `*_tests.py`, `tests.py`, `conftest.py`) is not inspected: tests normalize by
+    hand to build fixtures and expected values.
 
     ## Configuration
     `boundary` in `[tool.keydrift]`.
@@ -52,7 +56,7 @@ class AdHocKeyNormalization(Rule):
 
     def check(self, facts: object) -> Iterator[RawFinding]:
         analysis = getattr(facts, "analysis", None)
-        if analysis is None or not analysis.config.boundary:
+        if analysis is None or not analysis.config.boundary or in_test_code(facts):
             return
         boundary = Boundary(analysis)
         if boundary.inside(""):

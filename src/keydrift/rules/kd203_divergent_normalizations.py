@@ -8,7 +8,7 @@ from keydrift.analysis.facts import KeyAccess, RawFinding, Step
 from keydrift.analysis.pairing import canonical_step
 from keydrift.analysis.positions import line_ref
 from keydrift.rules._base import Rule
-from keydrift.rules._kd2 import normalization_sites, reaching_steps, steps_in_mismatches
+from keydrift.rules._kd2 import in_test_code, normalization_sites, reaching_steps, steps_in_mismatches
 
 Signature = Tuple[Tuple[str, str], ...]
 
@@ -38,8 +38,10 @@ class DivergentNormalizations(Rule):
     One normalizer, called at the boundary, used by every path.
 
     ## Known problems
-    Sites are compared within one module. Two normalizations inside one function are KD104,
-    and a normalization that is part of another KD1 finding is reported there.
+    Sites are compared within one module. Two normalizations inside one function are KD104, and
+    a normalization that is part of another KD1 finding is reported there. Test code (a
+    `tests`/`test`/`testing` package, `test_*.py`, `*_tests.py`, `tests.py`, `conftest.py`) is
+    not inspected: tests normalize by hand to build fixtures and expected values.
     """
 
     CODE = "KD203"
@@ -47,6 +49,8 @@ class DivergentNormalizations(Rule):
     SUMMARY = "one key field normalized in two different ways"
 
     def check(self, facts: object) -> Iterator[RawFinding]:
+        if in_test_code(facts):
+            return
         sites: Dict[Tuple[str, str], Dict[Signature, List[Tuple[KeyAccess, Step]]]] = {}
         in_kd1 = steps_in_mismatches(facts)
         seen: Set[int] = set()

@@ -37,7 +37,15 @@ class UniqueFieldNotCanonicalized(Rule):
     choice, and "Hello" and "hello" may well be two titles), person names (`first_name`,
     `display_name`) and code identifiers (`model_name`, `file_name`): `<word>_name` is a key only
     for user, screen, login, account, host, domain, team, org, company, group, tag, category,
-    channel, project, repo, site, workspace and tenant.
+    channel, project, repo, site, workspace and tenant. A bare `name` is a key only when the
+    model or table is one of those things (`Tag.name`, `ThreadCategory.name`, `teams.name`,
+    `Handle.name`), not `Author.name` or the `name` of a migration or a job. Also not reported:
+    fields whose values come from `choices=` (a list the code defines), relations
+    (`ForeignKey`, `Column(String, ForeignKey("team.name"))`: the referenced table's key), and
+    schema declared in test code (a `tests`/`test`/`testing` package, `test_*.py`,
+    `*_tests.py`, `tests.py`, `conftest.py`) or migration code (a `migrations`/`alembic`
+    package, a `migrations.py` module): fixtures and history, not the schema records are
+    written through.
 
     ## Why is this bad?
     The database compares bytes. `"Bob@Example.com"` and `"bob@example.com"` pass the unique

@@ -29,8 +29,10 @@ class UniqueConstraintNotCanonicalized(Rule):
     Silent for functional constraints (`UniqueConstraint(Lower("email"), name=...)`,
     `Index("ix", func.lower(User.email), unique=True)`, `CREATE UNIQUE INDEX ... (lower(email))`,
     `COLLATE NOCASE`), CITEXT and case-insensitive columns, MongoDB indexes with a collation of
-    strength 1 or 2, and every other reason listed under KD301. Columns of unknown type (the
-    table is declared elsewhere) are judged by their name.
+    strength 1 or 2, and every other reason listed under KD301 (a bare `name` of a model that
+    is not a tag, team, group..., `choices=` fields, relations such as a `ForeignKey` named
+    `email`, test and migration code). Columns of unknown type (the table is declared
+    elsewhere) are judged by their name.
 
     ## Why is this bad?
     The index compares bytes: `"Bob@Example.com"` and `"bob@example.com"`, `"/about"` and

@@ -51,6 +51,8 @@ class UrlsplitWithoutScheme(Rule):
     with `http`) before the parse, an `if` that raises after testing the input, or a later `if`
     on the parse's scheme/netloc/hostname. A normalizer whose callers always pass absolute URLs
     is reported all the same; state it with a check (`if "://" not in url: raise ValueError`).
+    A parse whose result is only read for its path (`urlparse(value).path`, or `.path`/
+    `.query`/`.params`/`.fragment` of the parse) uses no host and is not reported.
     """
 
     CODE = "KD401"

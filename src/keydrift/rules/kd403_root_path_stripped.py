@@ -39,7 +39,9 @@ class RootPathStripped(Rule):
 
     ## Known problems
     Any `or "/"` or assignment of `"/"` in the normalizer counts as putting the root
-    back, even on another variable.
+    back, even on another variable. A path stripped and then put back next to its host
+    (`parts._replace(path=parts.path.rstrip("/")).geturl()`) is reported too, although
+    `"https://x.com/"` and `"https://x.com"` are one URL and both give `"https://x.com"`.
     """
 
     CODE = "KD403"
