@@ -91,3 +91,15 @@ def test_line_endings_form_feeds_and_tabs_keep_their_lines() -> None:
     reduced = reduced_source(source, ast.parse(source), "m")
     assert reduced == "def f(a):\r\n\tpass\r\n\x0c\r\ndef g(u):\r\n\tPage.objects.get(url=u)\r\n"
     assert physical_lines("a\x0cb\rc\r\nd") == ["a\x0cb\r", "c\r\n", "d"]
+
+
+def test_a_caller_of_an_imported_project_helper_is_kept_whatever_its_module_name() -> None:
+    """The project index decides what an import names, not this module's own package name
+    (a file checked from above its package has a longer module name)."""
+    source = ("from feeds.repo import insert_feed\n\n"
+              "async def discover(http, conn, url):\n    response = await http.get(url)\n"
+              "    await insert_feed(conn, str(response.url))\n")
+    tree = ast.parse(source)
+    kept = reduced_source(source, tree, "cases.one.feeds.discover", (), lambda name: name == "feeds.repo")
+    assert kept == source
+    assert reduced_source(source, tree, "cases.one.feeds.discover", (), lambda name: False) != source

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import FrozenSet, Iterator, List, Sequence, Set
+from typing import Callable, FrozenSet, Iterator, List, Optional, Sequence, Set
 
 from keydrift.timing import count
 from keydrift.vocabulary import (
@@ -47,12 +47,16 @@ class _Names:
     returns_parameter: bool = False
 
 
-def reduced_source(text: str, tree: ast.Module, module_name: str = "", extra_words: Sequence[str] = ()) -> str:
-    """``text`` with the functions that cannot matter blanked out; ``text`` itself when none."""
+def reduced_source(text: str, tree: ast.Module, module_name: str = "", extra_words: Sequence[str] = (),
+                   is_project_module: Optional[Callable[[str], bool]] = None) -> str:
+    """``text`` with the functions that cannot matter blanked out; ``text`` itself when none.
+    ``is_project_module`` says whether an absolute import names a module of the project (the
+    project index finds its file); without it, modules of this module's top package are."""
     units = list(_units(tree.body))
     if not units:
         return text
-    project_names = _project_imports(tree, module_name)
+    top = module_name.split(".", 1)[0] if module_name else ""
+    project_names = _project_imports(tree, is_project_module or (lambda name: bool(top) and name.split(".", 1)[0] == top))
     extra = frozenset(extra_words)
     for unit in units:
         found = _collect(unit.node)
@@ -162,19 +166,16 @@ def _mentions_keys(name: str, found: _Names, extra: FrozenSet[str]) -> bool:
     return any(part in word.lower() for word in (*found.names, *found.attributes, name) for part in KEY_NAME_PARTS)
 
 
-def _project_imports(tree: ast.Module, module_name: str) -> Set[str]:
-    """Local names bound at module level by relative imports or imports from this module's own
-    top package."""
-    top = module_name.split(".", 1)[0] if module_name else ""
+def _project_imports(tree: ast.Module, is_project_module: Callable[[str], bool]) -> Set[str]:
+    """Local names bound at module level by relative imports or imports of project modules."""
     names: Set[str] = set()
     for node in _module_level(tree.body):
         if isinstance(node, ast.ImportFrom):
-            source = node.module or ""
-            if node.level or (top and source.split(".", 1)[0] == top):
+            if node.level or (node.module and is_project_module(node.module)):
                 names.update(alias.asname or alias.name for alias in node.names if alias.name != "*")
-        elif isinstance(node, ast.Import) and top:
+        elif isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.split(".", 1)[0] == top:
+                if is_project_module(alias.name):
                     names.add(alias.asname or alias.name.split(".", 1)[0])
     return names
 

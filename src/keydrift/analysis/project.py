@@ -118,8 +118,9 @@ class ProjectIndex:
         if key in self.trees:
             self.trees.move_to_end(key)
             return self.trees[key][0]
-        trees = parse_both(source, path, functools.partial(reduced_source, module_name=module_name,
-                                                           extra_words=self.gate_words))
+        gate = functools.partial(reduced_source, module_name=module_name, extra_words=self.gate_words,
+                                 is_project_module=lambda name: self.path_for(name, path) is not None)
+        trees = parse_both(source, path, gate)
         lines = (source.count(b"\n") if isinstance(source, bytes) else source.count("\n")) + 1
         count("files parsed")
         count("lines parsed", lines)
