@@ -10,7 +10,7 @@ import hashlib
 import json
 import os
 import tempfile
-from typing import Optional
+from typing import Dict, Optional, Tuple
 
 from keydrift import __version__
 
@@ -20,6 +20,48 @@ CACHE_FORMAT = 5
 
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+_FILE_DIGESTS: Dict[Tuple[str, int, int], str] = {}
+_code_fingerprint: Optional[str] = None
+
+
+def file_digest(path: str) -> Optional[str]:
+    """The digest of a file's bytes (remembered while its mtime and size stay), None if unreadable."""
+    try:
+        status = os.stat(path)
+        stamp = (path, status.st_mtime_ns, status.st_size)
+        if stamp not in _FILE_DIGESTS:
+            with open(path, "rb") as handle:
+                _FILE_DIGESTS[stamp] = digest(handle.read())
+    except OSError:
+        return None
+    return _FILE_DIGESTS[stamp]
+
+
+def directory_mtime(directory: str) -> str:
+    """A directory's mtime: it changes when an entry is created, removed or renamed; "" if gone."""
+    try:
+        return str(os.stat(directory).st_mtime_ns)
+    except OSError:
+        return ""
+
+
+def code_fingerprint() -> str:
+    """Identifies keydrift's own code: its files' names, sizes and modification times."""
+    global _code_fingerprint
+    if _code_fingerprint is None:
+        package = os.path.dirname(os.path.abspath(__file__))
+        stamps = []
+        for directory, subdirectories, files in os.walk(package):
+            subdirectories.sort()
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    status = os.stat(os.path.join(directory, name))
+                    stamps.append((os.path.relpath(os.path.join(directory, name), package),
+                                   status.st_size, status.st_mtime_ns))
+        _code_fingerprint = digest(repr(stamps).encode())
+    return _code_fingerprint
 
 
 class DiskCache:
@@ -41,8 +83,10 @@ class DiskCache:
         return data
 
     def store(self, key: str, data: dict) -> None:
+        """Write an entry, stamped with the keydrift version and cache format ``load`` checks."""
         if self.directory is None:
             return
+        data = {"keydrift": __version__, "format": CACHE_FORMAT, **data}
         try:
             os.makedirs(self.directory, exist_ok=True)
             ignore = os.path.join(self.directory, ".gitignore")

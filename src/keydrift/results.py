@@ -13,14 +13,13 @@ This module imports no parser: a warm run never loads libcst.
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
-from keydrift.diskcache import CACHE_DIRECTORY, DiskCache, digest
+from keydrift.diskcache import CACHE_DIRECTORY, DiskCache, code_fingerprint, digest, directory_mtime, file_digest
 from keydrift.types import Config, Finding, Location
 
 # Results that depend on the machine's load or on a keydrift bug are not worth keeping.
 _UNCACHED_CODES = ("KD901",)
-_code_fingerprint: Optional[str] = None
 
 
 def check_cached(source: Union[str, bytes], path: str, config: Config) -> List[Finding]:
@@ -40,8 +39,8 @@ def check_cached(source: Union[str, bytes], path: str, config: Config) -> List[F
 
     findings, deps = check_source_recorded(source, path, config)
     if not any(f.code in _UNCACHED_CODES for f in findings):
-        cache.store(key, {"keydrift": _version(), "format": _format(), "digest": source_digest,
-                          "deps": deps, "findings": [_finding_to_json(f) for f in findings]})
+        cache.store(key, {"digest": source_digest, "deps": deps,
+                          "findings": [_finding_to_json(f) for f in findings]})
     return findings
 
 
@@ -74,54 +73,11 @@ def _valid_findings(entry: Optional[dict], source_digest: str) -> Optional[List[
         return None  # a damaged entry is a miss
 
 
-_FILE_DIGESTS: Dict[Tuple[str, int, int], str] = {}
-
-
 def _current(dependency: str) -> str:
     """A dependency's digest (a file) or mtime (a ``dir:`` entry) now; "" if it is gone."""
     if dependency.startswith("dir:"):
-        try:
-            return str(os.stat(dependency[4:]).st_mtime_ns)
-        except OSError:
-            return ""
-    try:
-        status = os.stat(dependency)
-        stamp = (dependency, status.st_mtime_ns, status.st_size)
-        if stamp not in _FILE_DIGESTS:
-            with open(dependency, "rb") as handle:
-                _FILE_DIGESTS[stamp] = digest(handle.read())
-        return _FILE_DIGESTS[stamp]
-    except OSError:
-        return ""
-
-
-def code_fingerprint() -> str:
-    """Identifies keydrift's own code: its files' names, sizes and modification times."""
-    global _code_fingerprint
-    if _code_fingerprint is None:
-        package = os.path.dirname(os.path.abspath(__file__))
-        stamps = []
-        for directory, subdirectories, files in os.walk(package):
-            subdirectories.sort()
-            for name in sorted(files):
-                if name.endswith(".py"):
-                    status = os.stat(os.path.join(directory, name))
-                    stamps.append((os.path.relpath(os.path.join(directory, name), package),
-                                   status.st_size, status.st_mtime_ns))
-        _code_fingerprint = digest(repr(stamps).encode())
-    return _code_fingerprint
-
-
-def _version() -> str:
-    from keydrift import __version__
-
-    return __version__
-
-
-def _format() -> int:
-    from keydrift.diskcache import CACHE_FORMAT
-
-    return CACHE_FORMAT
+        return directory_mtime(dependency[4:])
+    return file_digest(dependency) or ""
 
 
 def _finding_to_json(finding: Finding) -> Dict[str, Any]:

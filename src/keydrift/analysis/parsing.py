@@ -47,11 +47,6 @@ def check_with_python(text: Union[str, bytes], filename: str = "<unknown>") -> a
         raise SourceRejected(str(exc)) from None
 
 
-def parse_python(text: Union[str, bytes], filename: str = "<unknown>") -> cst.Module:
-    """The libcst tree of a module CPython accepts; ``SourceRejected`` otherwise."""
-    return parse_both(text, filename)[0]
-
-
 def _skip_validation(node: cst.CSTNode) -> None:
     return None
 

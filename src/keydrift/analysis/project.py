@@ -19,15 +19,15 @@ from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Tuple, Union
 
 import libcst as cst
 
-from keydrift import __version__
-from keydrift.diskcache import CACHE_DIRECTORY, CACHE_FORMAT as _CACHE_FORMAT, DiskCache, digest as _digest
+from keydrift.diskcache import (
+    CACHE_DIRECTORY, DiskCache, code_fingerprint, digest as _digest, directory_mtime, file_digest,
+)
 from keydrift.analysis.facts import Step
 from keydrift.analysis.gating import reduced_source
 from keydrift.analysis.models import Rewrite
 from keydrift.analysis.parsing import SourceRejected, parse_both
 from keydrift.analysis.positions import statement_lines
 from keydrift.analysis.summaries import FunctionSummary, SummaryAccess, from_json, to_json
-from keydrift.results import code_fingerprint
 from keydrift.source import SourceError
 from keydrift.timing import count, stage
 from keydrift.types import Config
@@ -68,7 +68,6 @@ class ProjectIndex:
         # module file -> (its deps' hashes, summaries); revalidated on use, so a long-lived process
         # (an editor server) never serves summaries of a file edited since
         self.modules: Dict[str, Tuple[Dict[str, str], Dict[str, FunctionSummary]]] = {}
-        self.hashes: Dict[Tuple[str, int, int], str] = {}
         self.paths: Dict[Tuple[str, str], Optional[str]] = {}
         self.building: List[Tuple[str, Dict[str, str]]] = []  # modules being summarized, with their deps
         # what the files being checked depend on (per-file results cache): file -> digest, and
@@ -93,7 +92,7 @@ class ProjectIndex:
         if key not in self.paths:
             self.paths[key] = self._find_module(module_name, near, self.looked_in.setdefault(key, []))
         if self.recordings:
-            self._record({"dir:" + d: _mtime(d) for d in self.looked_in.get(key, ())})
+            self._record({"dir:" + d: directory_mtime(d) for d in self.looked_in.get(key, ())})
         return self.paths[key]
 
     def _find_module(self, module_name: str, near: str, looked_in: List[str]) -> Optional[str]:
@@ -160,15 +159,7 @@ class ProjectIndex:
         return roots
 
     def file_hash(self, path: str) -> Optional[str]:
-        try:
-            status = os.stat(path)
-            key = (path, status.st_mtime_ns, status.st_size)
-            if key not in self.hashes:
-                with open(path, "rb") as handle:
-                    self.hashes[key] = _digest(handle.read())
-        except OSError:
-            return None
-        return self.hashes[key]
+        return file_digest(path)
 
     def module_summaries(self, module_name: str, near: str = "") -> Dict[str, FunctionSummary]:
         return self.module_export(module_name, near).summaries
@@ -213,8 +204,7 @@ class ProjectIndex:
             _, deps = self.building.pop()
         if self.building:
             self.building[-1][1].update(deps)
-        self.cache.store(key, {"keydrift": __version__, "format": _CACHE_FORMAT, "module": module_name,
-                               "deps": deps, **export.to_json()})
+        self.cache.store(key, {"module": module_name, "deps": deps, **export.to_json()})
         return deps, export
 
     def _dependencies_unchanged(self, deps: object) -> bool:
@@ -311,13 +301,6 @@ def _existing_chain(base: str, parts: List[str]) -> List[str]:
             break
         chain.append(os.path.normpath(directory))
     return chain
-
-
-def _mtime(directory: str) -> str:
-    try:
-        return str(os.stat(directory).st_mtime_ns)
-    except OSError:
-        return ""
 
 
 _INDEXES: Dict[Tuple[str, str], ProjectIndex] = {}
