@@ -17,7 +17,7 @@ import os
 import stat
 import subprocess
 import sys
-from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Iterator, List, Optional, Sequence, Set, Tuple
 
 from keydrift import __version__
 from keydrift.analysis.boundary import boundary_warnings
@@ -25,7 +25,7 @@ from keydrift.diskcache import CACHE_DIRECTORY
 from keydrift.baseline import BaselineError, new_findings, write_baseline
 from keydrift.config import (
     ConfigError, finding_allowed, is_excluded, load_config, load_config_file, parse_code_list,
-    with_overrides,
+    root_without_pyproject, with_overrides,
 )
 from keydrift.source import PARSE_ERROR
 from keydrift.noqa import apply_noqa
@@ -40,7 +40,6 @@ PYTHON_SUFFIXES = (".py", ".pyi")
 # skipped too.
 SKIPPED_DIRECTORIES = frozenset({"__pycache__", "node_modules", "venv", "build", "dist"})
 STDIN = "-"
-REPOSITORY_MARKERS = (".git", ".hg")  # where config.load_config stops looking for pyproject.toml
 
 
 class UsageError(Exception):
@@ -90,7 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--jobs", "-j", type=_positive_int, default=0, metavar="N",
                        help="check files in N processes (default: all cores); the output is the same for any N")
     check.add_argument("--no-cache", action="store_true",
-                       help=f"do not read or write the cache of summaries and results ({CACHE_DIRECTORY}/ under the project root)")
+                       help=f"do not read or write the cache of summaries and results "
+                            f"({CACHE_DIRECTORY}/ under the project root)")
     baseline = check.add_mutually_exclusive_group()
     baseline.add_argument("--baseline", metavar="FILE",
                           help="report only findings that FILE (from --write-baseline) does not record")
@@ -237,40 +237,6 @@ def _file_config(path: str, run_config: Config, args: argparse.Namespace) -> Con
         if root:
             config = replace(config, root=root)
     return config
-
-
-def root_without_pyproject(path: str, fallback: Optional[str]) -> Optional[str]:
-    """The project root of a file no pyproject.toml claims: the root of its repository, else
-    ``fallback`` if the file lies below it. Imports are resolved from there rather than from the
-    file's own directory, so ``app/views.py`` still sees ``app.store``."""
-    repository = _repository_root(os.path.dirname(os.path.abspath(path)))
-    if repository:
-        return repository
-    return fallback if fallback and _is_below(path, fallback) else None
-
-
-_REPOSITORY_ROOTS: Dict[str, Optional[str]] = {}
-
-
-def _repository_root(directory: str) -> Optional[str]:
-    if directory not in _REPOSITORY_ROOTS:
-        _REPOSITORY_ROOTS[directory] = _find_repository_root(directory)
-    return _REPOSITORY_ROOTS[directory]
-
-
-def _find_repository_root(directory: str) -> Optional[str]:
-    while True:
-        if any(os.path.exists(os.path.join(directory, marker)) for marker in REPOSITORY_MARKERS):
-            return directory
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return None
-        directory = parent
-
-
-def _is_below(path: str, root: str) -> bool:
-    relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
-    return not (relative == os.pardir or relative.startswith(os.pardir + os.sep))
 
 
 def _run_config(args: argparse.Namespace) -> Config:

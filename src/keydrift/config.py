@@ -53,6 +53,7 @@ _BY_FILE: Dict[str, Union[Config, ConfigError]] = {}
 def clear_cache() -> None:
     _BY_DIRECTORY.clear()
     _BY_FILE.clear()
+    _REPOSITORY_ROOTS.clear()
 
 
 def load_config(start: str = ".") -> Config:
@@ -81,6 +82,46 @@ def import_root(directory: str) -> str:
             break
         current = parent
     return current
+
+
+def called_name(entry: str) -> str:
+    """What code calls a configured function by: ``app.db.fetch_by_url:url=Page.url`` and
+    ``app.urls.canonical_url`` give ``fetch_by_url`` and ``canonical_url``."""
+    return entry.partition(":")[0].rsplit(".", 1)[-1]
+
+
+def root_without_pyproject(path: str, fallback: Optional[str]) -> Optional[str]:
+    """The project root of a file no pyproject.toml claims: the root of its repository, else
+    ``fallback`` if the file lies below it. Imports are resolved from there rather than from the
+    file's own directory, so ``app/views.py`` still sees ``app.store``."""
+    repository = _repository_root(os.path.dirname(os.path.abspath(path)))
+    if repository:
+        return repository
+    return fallback if fallback and _is_below(path, fallback) else None
+
+
+_REPOSITORY_ROOTS: Dict[str, Optional[str]] = {}
+
+
+def _repository_root(directory: str) -> Optional[str]:
+    if directory not in _REPOSITORY_ROOTS:
+        _REPOSITORY_ROOTS[directory] = _find_repository_root(directory)
+    return _REPOSITORY_ROOTS[directory]
+
+
+def _find_repository_root(directory: str) -> Optional[str]:
+    while True:
+        if any(os.path.exists(os.path.join(directory, marker)) for marker in _REPOSITORY_MARKERS):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def _is_below(path: str, root: str) -> bool:
+    relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
+    return not (relative == os.pardir or relative.startswith(os.pardir + os.sep))
 
 
 def find_pyproject(directory: str) -> Optional[str]:

@@ -21,7 +21,7 @@ from keydrift.analysis.parsing import SourceRejected
 from keydrift import budget as time_budget
 from keydrift.diskcache import digest
 from keydrift.analysis.project import ProjectIndex, module_name_for, project_index
-from keydrift.config import import_root
+from keydrift.config import called_name, import_root
 from keydrift.analysis.positions import resolve_positions
 from keydrift.rules import ALL_RULES, rule_selected
 from keydrift.source import ANALYSIS_ERROR, PARSE_ERROR, SourceError, decode_source  # noqa: F401 - engine API
@@ -101,11 +101,11 @@ def _absolute_path(path: str, config: Config) -> str:
 
 def _mentions_wrapper(text: str, config: Config) -> bool:
     """A configured reader/writer wrapper is database vocabulary too."""
-    return any(entry.partition(":")[0].rsplit(".", 1)[-1] in text for entry in config.readers + config.writers)
+    return any(called_name(entry) in text for entry in config.readers + config.writers)
 
 
 def _mentions_normalizer(text: str, config: Config) -> bool:
-    return any(name.rsplit(".", 1)[-1] in text for name in config.normalizers)
+    return any(called_name(name) in text for name in config.normalizers)
 
 
 def _check_text(text: str, source_digest: str, path: str, config: Config, has_database: bool) -> List[Finding]:

@@ -18,8 +18,7 @@ from typing import Iterator, List, Sequence, Set, Tuple
 
 from keydrift import __version__
 from keydrift.analysis.boundary import boundary_warnings
-from keydrift.cli import root_without_pyproject
-from keydrift.config import ConfigError, finding_allowed, is_excluded, load_config
+from keydrift.config import ConfigError, finding_allowed, is_excluded, load_config, root_without_pyproject
 from keydrift.noqa import apply_noqa
 from keydrift.output._common import full_message
 from keydrift.results import check_cached

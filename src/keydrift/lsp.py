@@ -24,8 +24,9 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from keydrift import __version__
 from keydrift.analysis.project import forget_indexes
-from keydrift.cli import root_without_pyproject
-from keydrift.config import ConfigError, clear_cache, finding_allowed, is_excluded, load_config
+from keydrift.config import (
+    ConfigError, clear_cache, finding_allowed, is_excluded, load_config, root_without_pyproject,
+)
 from keydrift.engine import PARSE_ERROR, check_source
 from keydrift.noqa import NOQA, apply_noqa
 from keydrift.output._common import bare_message

@@ -30,6 +30,7 @@ from keydrift.analysis.positions import statement_lines
 from keydrift.analysis.summaries import FunctionSummary, SummaryAccess, from_json, to_json
 from keydrift.source import SourceError
 from keydrift.timing import count, stage
+from keydrift.config import called_name
 from keydrift.types import Config
 
 _SOURCE_ROOTS = ("", "src")
@@ -77,8 +78,7 @@ class ProjectIndex:
         self.trees: "OrderedDict[Tuple[str, str], Tuple[Tuple[cst.Module, ast.Module], int]]" = OrderedDict()
         self.tree_lines = 0
         # configured wrappers and normalizers are vocabulary too
-        self.gate_words = tuple(entry.partition(":")[0].rsplit(".", 1)[-1]
-                                for entry in (*config.readers, *config.writers, *config.normalizers))
+        self.gate_words = tuple(called_name(entry) for entry in (*config.readers, *config.writers, *config.normalizers))
         # keydrift's own code is part of the key: summaries change when the analysis does
         self.config_key = _digest(repr((config.normalizers, config.boundary, code_fingerprint())).encode())
 
