@@ -69,12 +69,12 @@ class ProjectIndex:
         # module file -> (its deps' hashes, summaries); revalidated on use, so a long-lived process
         # (an editor server) never serves summaries of a file edited since
         self.modules: Dict[str, Tuple[Dict[str, str], Dict[str, FunctionSummary]]] = {}
-        self.paths: Dict[Tuple[str, str], Optional[str]] = {}
+        # (module, importing directory) -> its file, and the directories whose listing decided it
+        self.paths: Dict[Tuple[str, str], Tuple[Optional[str], List[str]]] = {}
         self.building: List[Tuple[str, Dict[str, str]]] = []  # modules being summarized, with their deps
         # what the files being checked depend on (per-file results cache): file -> digest, and
         # "dir:" + directory -> mtime for the directories where an import was looked up
         self.recordings: List[Dict[str, str]] = []
-        self.looked_in: Dict[Tuple[str, str], List[str]] = {}
         self.trees: "OrderedDict[Tuple[str, str], Tuple[Tuple[cst.Module, ast.Module], int]]" = OrderedDict()
         self.tree_lines = 0
         # configured wrappers and normalizers are vocabulary too
@@ -90,10 +90,12 @@ class ProjectIndex:
         directories above it (nearest first, up to the repository root), then the project root."""
         key = (module_name, os.path.dirname(near))
         if key not in self.paths:
-            self.paths[key] = self._find_module(module_name, near, self.looked_in.setdefault(key, []))
+            looked_in: List[str] = []
+            self.paths[key] = (self._find_module(module_name, near, looked_in), looked_in)
+        path, looked_in = self.paths[key]
         if self.recordings:
-            self._record({"dir:" + d: directory_mtime(d) for d in self.looked_in.get(key, ())})
-        return self.paths[key]
+            self._record({"dir:" + d: directory_mtime(d) for d in looked_in})
+        return path
 
     def _find_module(self, module_name: str, near: str, looked_in: List[str]) -> Optional[str]:
         """The module's file; ``looked_in`` gets every directory whose listing decided it (a file
