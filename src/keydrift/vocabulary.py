@@ -1,6 +1,7 @@
 """Words that must appear in code before keydrift looks at it closely: the text prefilter skips
 files without them, and the function gate (``analysis/gating.py``) skips functions without them.
-Built from the framework tables where they exist, so a new transformation extends it."""
+The gate's sets are built from the framework tables where they exist, so a new transformation
+extends them."""
 
 from __future__ import annotations
 
@@ -26,18 +27,8 @@ NORMALIZER_VOCABULARY = re.compile(
     r"|clean_\w*(?:url|email|host|domain)|saniti[sz]e_|standardi[sz]e_|\bnorm_"
 )
 
-# Transformations of key values (the ``transforms`` tables), fetches whose results are
-# re-derived keys, and the places where models rewrite keys as they are stored.
-TRANSFORM_VOCABULARY = re.compile(
-    r"\.(?:" + "|".join(sorted(transforms.STRING_METHODS)) + r"|encode)\s*\("
-    + r"|\b(?:" + "|".join(sorted(transforms.FUNCTIONS)) + r")\b"
-    + r"|" + "|".join(re.escape(name) for name in sorted(transforms.FETCH_FUNCTIONS | set(transforms.QUALIFIED_FUNCTIONS)))
-    + r"|\b(?:validates|receiver|listens_for|pre_save)\b"
-    + r"|\bdef\s+(?:save|clean\w*|full_clean|to_python|get_prep_value|from_db_value)\b"
-)
-
-
-# The same vocabulary, as the names a function's CPython tree holds (the function gate).
+# The same vocabulary, plus transformations of key values (the ``transforms`` tables), as the
+# names a function's CPython tree holds (the function gate).
 # Attributes: ``Model.objects``, ``cursor.execute``, ``url.lower``.
 KEY_ATTRIBUTES = frozenset({
     "objects", "filter", "filter_by", "execute", "executemany", "executescript", "session", "save",
