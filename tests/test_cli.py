@@ -332,7 +332,11 @@ def test_rules_and_explain(capsys):
     out = capsys.readouterr().out
     rule = ALL_RULES[0]
     assert out.startswith(f"{rule.CODE} ({rule.NAME})\n\n")
-    assert rule.documentation() in out
+    for section in rule.sections():
+        assert f"\n## {section}\n" in out
+    assert rule.INVALID[0].files[0][1].rstrip() in out  # the example's code
+    # and what keydrift reports on it, run now
+    assert "keydrift reports:\n```text\nexample.py:6:" in out and ": KD101 AuditResult.url" in out
     assert main([]) == 2
 
 

@@ -431,11 +431,12 @@ def run_rules(args: argparse.Namespace) -> int:
 
 def run_explain(args: argparse.Namespace) -> int:
     from keydrift.rules import find_rule
+    from keydrift.testing import report_example
 
     rule = find_rule(args.code.strip())
     if rule is None:
         raise UsageError(f"unknown rule {args.code!r}; `keydrift rules` lists them")
-    sys.stdout.write(f"{rule.CODE} ({rule.NAME})\n\n{rule.documentation()}")
+    sys.stdout.write(f"{rule.CODE} ({rule.NAME})\n\n{rule.documentation(report_example)}")
     return 0
 
 

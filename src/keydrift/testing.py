@@ -25,6 +25,9 @@ Typical use in a test::
 
     result = check_case(case_dir)
     assert result.ok, result.report()
+
+Rule examples (``keydrift.rules._examples``) are checked the same way by ``check_example``,
+which writes the example into a fresh directory, its own project root.
 """
 
 from __future__ import annotations
@@ -34,11 +37,13 @@ import importlib
 import importlib.util
 import inspect
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from keydrift.engine import check_source
+from keydrift.rules._examples import Example
 from keydrift.types import Config, Finding
 
 __all__ = [
@@ -49,6 +54,8 @@ __all__ = [
     "case_config",
     "case_files",
     "check_case",
+    "check_example",
+    "report_example",
     "collect_expectations",
     "compare",
     "find_cases",
@@ -347,3 +354,41 @@ def format_finding(finding: Finding) -> str:
     if not message.startswith(finding.code):
         message = f"{finding.code} {message}"
     return f"{finding.path}:{finding.line}:{finding.col + 1}: {message}"
+
+
+def write_example(example: Example, directory: PathLike) -> Path:
+    """Write an example's files (and its pyproject.toml) under ``directory``; return it."""
+    root = Path(directory)
+    for path, source in example.files:
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(source, encoding="utf-8")
+    if example.pyproject():
+        (root / "pyproject.toml").write_text(example.pyproject(), encoding="utf-8")
+    return root
+
+
+def example_expectations(example: Example) -> List[Expectation]:
+    """The example's ``# expect: CODE`` markers as expectations of exactly that code."""
+    sources = dict(example.files)
+    return [Expectation(path=path, line=line, family=code[:3], code=code,
+                        source=sources[path].splitlines()[line - 1].split("#")[0].strip())
+            for path, line, code in example.markers()]
+
+
+def check_example(example: Example, name: str = "example",
+                  directory: Optional[PathLike] = None) -> CaseResult:
+    """Run keydrift on an example, in ``directory`` or a temporary one (its project root, with
+    the cache off), and compare every finding with its markers."""
+    if directory is None:
+        with tempfile.TemporaryDirectory(prefix="keydrift-example-") as temporary:
+            return check_example(example, name, temporary)
+    root = write_example(example, directory).resolve()
+    config = dataclasses.replace(case_config(root), cache=False)
+    return compare(name, example_expectations(example), run_case(root, config))
+
+
+def report_example(example: Example) -> List[str]:
+    """What keydrift reports on an example, as flake8 prints it (a reporter for
+    ``Rule.documentation``)."""
+    return [format_finding(f) for f in check_example(example).findings]

@@ -6,6 +6,7 @@ from typing import Iterator
 
 from keydrift.analysis.facts import RawFinding
 from keydrift.rules._base import Rule
+from keydrift.rules._examples import Invalid, Valid
 from keydrift.rules._kd1 import differing_steps, finding, read_line, select, short, target
 
 
@@ -23,23 +24,6 @@ class KeyRederivedFromResult(Rule):
     next read never asks for: the job finds "no result yet" again and repeats forever, or an
     UPDATE by the new key silently matches nothing. Nothing raises.
 
-    ## Example
-    ```python
-    for domain in Domain.objects.all():
-        if AuditResult.objects.filter(url=domain.url).exists():
-            continue
-        outcome = run_audit(domain.url)
-        AuditResult.objects.create(url=outcome.final_url, score=outcome.score)
-    ```
-
-    ## Use instead
-    Write by the key you read by, and keep the resolved value in a column of its own:
-    ```python
-        AuditResult.objects.create(url=domain.url, final_url=outcome.final_url,
-                                   score=outcome.score)
-    ```
-    Or canonicalize the key once, where the record is created, so both sides agree.
-
     ## Known problems
     The analysis follows values inside one function. A result attribute that is, by contract,
     the very value passed in (an echo) is still reported; suppress it with `# noqa: KD101`.
@@ -51,6 +35,45 @@ class KeyRederivedFromResult(Rule):
     CODE = "KD101"
     NAME = "key-rederived-from-result"
     SUMMARY = "write key re-derived from a call's result made with the read key"
+
+    INVALID = (
+        Invalid("""
+            def audit_all():
+                for domain in Domain.objects.all():
+                    if AuditResult.objects.filter(url=domain.url).exists():
+                        continue
+                    outcome = run_audit(domain.url)
+                    AuditResult.objects.create(url=outcome.final_url, score=outcome.score)  # expect: KD101
+            """),
+        Invalid("""
+            import requests
+
+            def refresh(url):
+                page = Page.objects.filter(url=url).first()
+                if page is None:
+                    response = requests.get(url)
+                    Page.objects.create(url=response.url, body=response.text)  # expect: KD101
+            """, note="A fetch that followed redirects returns another URL than it was given:"),
+    )
+    VALID = (
+        Valid("""
+            def audit_all():
+                for domain in Domain.objects.all():
+                    if AuditResult.objects.filter(url=domain.url).exists():
+                        continue
+                    outcome = run_audit(domain.url)
+                    AuditResult.objects.create(url=domain.url, final_url=outcome.final_url,
+                                               score=outcome.score)
+            """, note=("Write by the key you read by, and keep the resolved value in a column of its "
+                       "own (or canonicalize the key once, where the record is created):")),
+        Valid("""
+            def record_redirect(url):
+                if Redirect.objects.filter(source=url).exists():
+                    return
+                outcome = run_audit(url)
+                Redirect.objects.create(source=url, target=outcome.final_url)
+            """, note="Not reported: the result is stored in another field than the one read by."),
+    )
 
     def check(self, facts: object) -> Iterator[RawFinding]:
         for m in select(facts, "rederived"):

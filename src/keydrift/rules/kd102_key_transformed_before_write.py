@@ -6,6 +6,7 @@ from typing import Iterator
 
 from keydrift.analysis.facts import RawFinding
 from keydrift.rules._base import Rule
+from keydrift.rules._examples import Invalid, Valid
 from keydrift.rules._kd1 import differing_steps, finding, read_line, select, short, target
 
 
@@ -22,22 +23,6 @@ class KeyTransformedBeforeWrite(Rule):
     stored row: a job repeats work forever, a `get_or_create` creates a duplicate, a unique
     index raises `IntegrityError` for a row the read said did not exist.
 
-    ## Example
-    ```python
-    def record_visit(url):
-        if not Page.objects.filter(url=url).exists():
-            Page.objects.create(url=url.rstrip("/"))
-    ```
-
-    ## Use instead
-    Transform once, before the read, and use the same value on both sides:
-    ```python
-    def record_visit(url):
-        url = normalize_url(url)
-        if not Page.objects.filter(url=url).exists():
-            Page.objects.create(url=url)
-    ```
-
     ## Known problems
     An unknown function applied to the key counts as a transformation unless it is a plain
     conversion (`str`, `int`, `UUID`). Values are followed inside one function.
@@ -47,6 +32,27 @@ class KeyTransformedBeforeWrite(Rule):
     CODE = "KD102"
     NAME = "key-transformed-before-write"
     SUMMARY = "write key transformed, read key raw"
+
+    INVALID = (
+        Invalid("""
+            def record_visit(url):
+                if not Page.objects.filter(url=url).exists():
+                    Page.objects.create(url=url.rstrip("/"))  # expect: KD102
+            """),
+    )
+    VALID = (
+        Valid("""
+            def record_visit(url):
+                url = normalize_url(url)
+                if not Page.objects.filter(url=url).exists():
+                    Page.objects.create(url=url)
+            """, note="Transform once, before the read, and use the same value on both sides:"),
+        Valid("""
+            def record_visit(url, title):
+                if not Page.objects.filter(url=url).exists():
+                    Page.objects.create(url=url, title=title.strip())
+            """, note="Not reported: only a field that is not the key is transformed."),
+    )
 
     def check(self, facts: object) -> Iterator[RawFinding]:
         for m in select(facts, "write-transform"):

@@ -6,6 +6,7 @@ from typing import Iterator
 
 from keydrift.analysis.facts import RawFinding
 from keydrift.rules._base import Rule
+from keydrift.rules._examples import Invalid, Valid
 from keydrift.rules._kd1 import differing_steps, finding, read_line, select, short, target
 
 
@@ -20,23 +21,6 @@ class KeyTransformedOnlyOnRead(Rule):
     The row is stored as `Alice@Example.com` but looked up as `alice@example.com`: the read
     never finds what the write stored, so the code creates it again or fails on a unique index.
 
-    ## Example
-    ```python
-    def subscribe(email):
-        if Subscriber.objects.filter(email=email.lower()).exists():
-            return
-        Subscriber.objects.create(email=email)
-    ```
-
-    ## Use instead
-    ```python
-    def subscribe(email):
-        email = email.lower()
-        if Subscriber.objects.filter(email=email).exists():
-            return
-        Subscriber.objects.create(email=email)
-    ```
-
     ## Known problems
     Values are followed inside one function. A case-insensitive read of a case-only change is
     not reported.
@@ -45,6 +29,30 @@ class KeyTransformedOnlyOnRead(Rule):
     CODE = "KD103"
     NAME = "key-transformed-only-on-read"
     SUMMARY = "read key transformed, write key raw"
+
+    INVALID = (
+        Invalid("""
+            def subscribe(email):
+                if Subscriber.objects.filter(email=email.lower()).exists():
+                    return
+                Subscriber.objects.create(email=email)  # expect: KD103
+            """),
+    )
+    VALID = (
+        Valid("""
+            def subscribe(email):
+                email = email.lower()
+                if Subscriber.objects.filter(email=email).exists():
+                    return
+                Subscriber.objects.create(email=email)
+            """, note="Transform once, before both:"),
+        Valid("""
+            def subscribe(email):
+                if Subscriber.objects.filter(email__iexact=email).exists():
+                    return
+                Subscriber.objects.create(email=email)
+            """, note="Not reported: a case-insensitive lookup transforms nothing."),
+    )
 
     def check(self, facts: object) -> Iterator[RawFinding]:
         for m in select(facts, "read-transform"):

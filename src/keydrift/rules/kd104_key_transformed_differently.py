@@ -6,6 +6,7 @@ from typing import Iterator
 
 from keydrift.analysis.facts import RawFinding
 from keydrift.rules._base import Rule
+from keydrift.rules._examples import Invalid, Valid
 from keydrift.rules._kd1 import finding, read_line, select, short, steps_text, target
 
 
@@ -21,23 +22,6 @@ class KeyTransformedDifferently(Rule):
     Two normalizations agree on most inputs and disagree on some (`ß`, a trailing `/`,
     whitespace inside). For those the read misses the stored row, silently.
 
-    ## Example
-    ```python
-    def sync(name):
-        team = Team.objects.filter(slug=name.lower()).first()
-        if team is None:
-            Team.objects.create(slug=slugify(name))
-    ```
-
-    ## Use instead
-    ```python
-    def sync(name):
-        slug = slugify(name)
-        team = Team.objects.filter(slug=slug).first()
-        if team is None:
-            Team.objects.create(slug=slug)
-    ```
-
     ## Known problems
     Two transformations that are equivalent for every input the program sees are still
     reported; use one normalizer for both sides. A field of an object built by a class
@@ -49,6 +33,24 @@ class KeyTransformedDifferently(Rule):
     CODE = "KD104"
     NAME = "key-transformed-differently"
     SUMMARY = "read and write keys transformed differently"
+
+    INVALID = (
+        Invalid("""
+            def sync(name):
+                team = Team.objects.filter(slug=name.lower()).first()
+                if team is None:
+                    Team.objects.create(slug=slugify(name))  # expect: KD104
+            """),
+    )
+    VALID = (
+        Valid("""
+            def sync(name):
+                slug = slugify(name)
+                team = Team.objects.filter(slug=slug).first()
+                if team is None:
+                    Team.objects.create(slug=slug)
+            """, note="Derive the key once:"),
+    )
 
     def check(self, facts: object) -> Iterator[RawFinding]:
         for m in select(facts, "both"):

@@ -6,6 +6,7 @@ from typing import Iterator
 
 from keydrift.analysis.facts import RawFinding
 from keydrift.rules._base import Rule
+from keydrift.rules._examples import Invalid, Valid
 from keydrift.rules._kd1 import differing_steps, finding, select, short, target
 
 
@@ -21,17 +22,6 @@ class LookupDiffersFromDefaults(Rule):
     The lookup uses `Example.com`, the created row holds `example.com`. The next call looks up
     `Example.com` again, misses, and creates another row or fails on the unique index.
 
-    ## Example
-    ```python
-    User.objects.update_or_create(email=email, defaults={"email": email.lower()})
-    ```
-
-    ## Use instead
-    ```python
-    email = email.lower()
-    User.objects.update_or_create(email=email, defaults={"name": name})
-    ```
-
     ## Known problems
     Only literal `defaults` dictionaries and `set_` mappings are understood.
     """
@@ -39,6 +29,24 @@ class LookupDiffersFromDefaults(Rule):
     CODE = "KD105"
     NAME = "lookup-differs-from-defaults"
     SUMMARY = "upsert looks up one key value and stores another"
+
+    INVALID = (
+        Invalid("""
+            def register(email, name):
+                User.objects.update_or_create(email=email, defaults={"email": email.lower()})  # expect: KD105
+            """),
+    )
+    VALID = (
+        Valid("""
+            def register(email, name):
+                email = email.lower()
+                User.objects.update_or_create(email=email, defaults={"name": name})
+            """, note="Transform the key before the lookup; `defaults` carries the other fields:"),
+        Valid("""
+            def register(email, name):
+                User.objects.update_or_create(email=email, defaults={"name": name.strip()})
+            """, note="Not reported: `defaults` transform a field that is not the lookup key."),
+    )
 
     def check(self, facts: object) -> Iterator[RawFinding]:
         for m in select(facts, "defaults"):

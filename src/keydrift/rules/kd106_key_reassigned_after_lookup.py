@@ -6,6 +6,7 @@ from typing import Iterator
 
 from keydrift.analysis.facts import RawFinding
 from keydrift.rules._base import Rule
+from keydrift.rules._examples import Invalid, Valid
 from keydrift.rules._kd1 import differing_steps, finding, read_line, select, short, target
 
 
@@ -20,17 +21,6 @@ class KeyReassignedAfterLookup(Rule):
     Every later lookup by the original key misses the record it just saved: the caller that
     fetched by `u` creates a duplicate or loops.
 
-    ## Example
-    ```python
-    page = Page.objects.get(url=url)
-    page.url = resolve_redirects(url)
-    page.save()
-    ```
-
-    ## Use instead
-    Keep the lookup key stable and store the derived value in a field of its own, or
-    canonicalize the key where the record is created.
-
     ## Known problems
     Only assignments in the same function as the lookup are followed.
     """
@@ -38,6 +28,24 @@ class KeyReassignedAfterLookup(Rule):
     CODE = "KD106"
     NAME = "key-reassigned-after-lookup"
     SUMMARY = "key field reassigned to a derived value after lookup and saved"
+
+    INVALID = (
+        Invalid("""
+            def follow(url):
+                page = Page.objects.get(url=url)
+                page.url = resolve_redirects(url)
+                page.save()  # expect: KD106
+            """),
+    )
+    VALID = (
+        Valid("""
+            def follow(url):
+                page = Page.objects.get(url=url)
+                page.final_url = resolve_redirects(url)
+                page.save()
+            """, note=("Keep the lookup key stable and store the derived value in a field of its own "
+                       "(or canonicalize the key where the record is created):")),
+    )
 
     def check(self, facts: object) -> Iterator[RawFinding]:
         for m in select(facts, "reassigned"):

@@ -6,7 +6,20 @@ from typing import Iterator
 
 from keydrift.analysis.facts import RawFinding
 from keydrift.rules._base import Rule
+from keydrift.rules._examples import Invalid, Valid
 from keydrift.rules._kd1 import differing_steps, finding, read_line, select, short, target
+
+_MODELS = """
+    from django.db import models
+
+
+    class User(models.Model):
+        email = models.EmailField(unique=True)
+
+        def save(self, *args, **kwargs):
+            self.email = self.email.lower()
+            super().save(*args, **kwargs)
+    """
 
 
 class KeyRewrittenOnSave(Rule):
@@ -24,27 +37,6 @@ class KeyRewrittenOnSave(Rule):
     nothing, and creates a row that `save()` lowercases — which then collides with the existing
     `bob@example.com` on the unique index (`IntegrityError`), or creates a second account.
 
-    ## Example
-    ```python
-    class User(models.Model):
-        email = models.EmailField(unique=True)
-
-        def save(self, *args, **kwargs):
-            self.email = self.email.lower()
-            super().save(*args, **kwargs)
-
-    def invite(email):
-        user, created = User.objects.get_or_create(email=email)
-    ```
-
-    ## Use instead
-    Apply the model's normalization before the lookup (one normalizer, called at the boundary),
-    or make the lookup case-insensitive (`email__iexact`, a CITEXT column):
-    ```python
-    def invite(email):
-        user, created = User.objects.get_or_create(email=normalize_email(email))
-    ```
-
     ## Known problems
     The rewriting must be visible in the analyzed module (the model defined in the same file
     or, with the project index, in an imported module). `QuerySet.update()` and
@@ -59,6 +51,40 @@ class KeyRewrittenOnSave(Rule):
     CODE = "KD107"
     NAME = "key-rewritten-on-save"
     SUMMARY = "lookup passes a raw key the model rewrites when saving"
+
+    INVALID = (
+        Invalid({
+            "app/__init__.py": "",
+            "app/models.py": _MODELS,
+            "app/accounts.py": """
+                from app.models import User
+
+
+                def invite(email):
+                    user, created = User.objects.get_or_create(email=email)  # expect: KD107
+                    return user
+                """,
+        }),
+    )
+    VALID = (
+        Valid({
+            "app/__init__.py": "",
+            "app/models.py": _MODELS,
+            "app/accounts.py": """
+                from app.models import User
+
+
+                def invite(email):
+                    user, created = User.objects.get_or_create(email=email.lower())
+                    return user
+
+
+                def find(email):
+                    return User.objects.filter(email__iexact=email).first()
+                """,
+        }, note=("Apply the model's normalization before the lookup (one normalizer, called at the "
+                 "boundary), or make the lookup case-insensitive (`email__iexact`, a CITEXT column):")),
+    )
 
     def check(self, facts: object) -> Iterator[RawFinding]:
         for m in select(facts, "rewritten"):

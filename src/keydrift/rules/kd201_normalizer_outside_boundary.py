@@ -12,6 +12,7 @@ from keydrift.analysis.boundary import Boundary, module_matches
 from keydrift.analysis.facts import RawFinding
 from keydrift.analysis.values import dotted_name
 from keydrift.rules._base import Rule
+from keydrift.rules._examples import Invalid, Valid
 from keydrift.rules._kd2 import (
     NORMALIZER_CALLS, callee_name, in_test_code, is_function_call, normalization_sites, steps_in_mismatches,
 )
@@ -37,23 +38,6 @@ class NormalizerOutsideBoundary(Rule):
     the next code path that reads or writes the same records forgets the call, or calls
     another normalizer, and the keys no longer match.
 
-    ## Example
-    ```python
-    # app/tasks.py
-    def refresh(url):
-        page = Page.objects.filter(url=normalize_url(url)).first()
-    ```
-
-    ## Use instead
-    Normalize once where the value becomes a record (a model `save()`, a manager method, the
-    repository), and pass raw values everywhere else:
-    ```python
-    # app/models.py
-    class PageManager(models.Manager):
-        def for_url(self, url):
-            return self.filter(url=normalize_url(url)).first()
-    ```
-
     ## Known problems
     Without configuration the rule only speaks when it can tell the boundary (the entity's model
     is defined in the project) and the normalized value reaches a key. Calls that are part of a
@@ -68,6 +52,60 @@ class NormalizerOutsideBoundary(Rule):
     CODE = "KD201"
     NAME = "normalizer-outside-boundary"
     SUMMARY = "normalizer called outside the boundary modules"
+
+    INVALID = (
+        Invalid({
+            "app/__init__.py": "",
+            "app/models.py": """
+                from django.db import models
+
+
+                class Page(models.Model):
+                    url = models.URLField(db_index=True)
+                    title = models.CharField(max_length=200)
+                """,
+            "app/tasks.py": """
+                from app.models import Page
+                from app.urls import normalize_url
+
+
+                def refresh(url, title):
+                    key = normalize_url(url)  # expect: KD201
+                    Page.objects.filter(url=key).update(title=title)
+                """,
+        }, note=("A job normalizes the key itself; the model (the boundary, without configuration) "
+                 "is in `app/models.py`:")),
+    )
+    VALID = (
+        Valid({
+            "app/__init__.py": "",
+            "app/models.py": """
+                from django.db import models
+
+                from app.urls import normalize_url
+
+
+                class PageQuerySet(models.QuerySet):
+                    def for_url(self, url):
+                        return self.filter(url=normalize_url(url))
+
+
+                class Page(models.Model):
+                    url = models.URLField(db_index=True)
+                    title = models.CharField(max_length=200)
+
+                    objects = PageQuerySet.as_manager()
+                """,
+            "app/tasks.py": """
+                from app.models import Page
+
+
+                def refresh(url, title):
+                    Page.objects.for_url(url).update(title=title)
+                """,
+        }, note=("Normalize once where the value becomes a record (a model `save()`, a manager or "
+                 "queryset method, the repository), and pass raw values everywhere else:")),
+    )
 
     def check(self, facts: object) -> Iterator[RawFinding]:
         analysis = getattr(facts, "analysis", None)

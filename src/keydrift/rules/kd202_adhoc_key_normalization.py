@@ -7,9 +7,25 @@ from typing import Dict, Iterator, List, Set, Tuple
 from keydrift.analysis.boundary import Boundary
 from keydrift.analysis.facts import KeyAccess, RawFinding, Step
 from keydrift.rules._base import Rule
+from keydrift.rules._examples import Invalid, Valid
 from keydrift.rules._kd2 import (
     NORMALIZER_CALLS, in_test_code, is_function_call, normalization_sites, steps_in_mismatches,
 )
+
+_MODELS = """
+    from django.db import models
+
+
+    class MemberQuerySet(models.QuerySet):
+        def by_handle(self, handle):
+            return self.filter(handle=handle.strip().lower())
+
+
+    class Member(models.Model):
+        handle = models.CharField(max_length=30)
+
+        objects = MemberQuerySet.as_manager()
+    """
 
 
 class AdHocKeyNormalization(Rule):
@@ -26,19 +42,6 @@ class AdHocKeyNormalization(Rule):
     A hand-written normalization is a second normalizer: it will differ from the boundary's in
     some input (`ß`, a trailing `/`, `www.`), and the keys drift apart.
 
-    ## Example
-    ```python
-    # app/views.py (boundary = ["app.models"])
-    def profile(request, handle):
-        user = User.objects.get(handle=handle.lower())
-    ```
-
-    ## Use instead
-    Call the boundary's normalizer, or a manager method that applies it:
-    ```python
-    user = User.objects.get_by_handle(handle)
-    ```
-
     ## Known problems
     Only reported when a boundary is configured: without one, normalizing a key once before both
     its read and its write is a reasonable local choice. Normalizations that are part of a KD1
@@ -53,6 +56,37 @@ class AdHocKeyNormalization(Rule):
     CODE = "KD202"
     NAME = "adhoc-key-normalization"
     SUMMARY = "key normalized by hand outside the boundary"
+
+    INVALID = (
+        Invalid({
+            "app/__init__.py": "",
+            "app/models.py": _MODELS,
+            "app/views.py": """
+                from app.models import Member
+
+
+                def profile(request, handle):
+                    member = Member.objects.get(handle=handle.lower())  # expect: KD202
+                    return member.handle
+                """,
+        }, config='boundary = ["app.models"]'),
+    )
+    VALID = (
+        Valid({
+            "app/__init__.py": "",
+            "app/models.py": _MODELS,
+            "app/views.py": """
+                from app.models import Member
+
+
+                def profile(request, handle):
+                    member = Member.objects.by_handle(handle).get()
+                    return member.handle.lower()
+                """,
+        }, config='boundary = ["app.models"]',
+           note=("Call the boundary's normalizer, or a manager method that applies it; `.lower()` "
+                 "on a value that reaches no key is not reported:")),
+    )
 
     def check(self, facts: object) -> Iterator[RawFinding]:
         analysis = getattr(facts, "analysis", None)

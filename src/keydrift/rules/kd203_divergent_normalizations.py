@@ -8,6 +8,7 @@ from keydrift.analysis.facts import KeyAccess, RawFinding, Step
 from keydrift.analysis.pairing import canonical_step
 from keydrift.analysis.positions import line_ref
 from keydrift.rules._base import Rule
+from keydrift.rules._examples import Invalid, Valid
 from keydrift.rules._kd2 import in_test_code, normalization_sites, reaching_steps, steps_in_mismatches
 
 Signature = Tuple[Tuple[str, str], ...]
@@ -25,18 +26,6 @@ class DivergentNormalizations(Rule):
     Two normalizations agree on most inputs and disagree on some. The records written through
     one path are then invisible to lookups through the other.
 
-    ## Example
-    ```python
-    def signup(email):
-        User.objects.create(email=email.lower())
-
-    def login(email):
-        return User.objects.filter(email=email.casefold()).first()
-    ```
-
-    ## Use instead
-    One normalizer, called at the boundary, used by every path.
-
     ## Known problems
     Sites are compared within one module. Two normalizations inside one function are KD104, and
     a normalization that is part of another KD1 finding is reported there. Test code (a
@@ -47,6 +36,25 @@ class DivergentNormalizations(Rule):
     CODE = "KD203"
     NAME = "divergent-normalizations"
     SUMMARY = "one key field normalized in two different ways"
+
+    INVALID = (
+        Invalid("""
+            def signup(email):
+                User.objects.create(email=email.lower())  # expect: KD203
+
+            def login(email):
+                return User.objects.filter(email=email.casefold()).first()  # expect: KD203
+            """),
+    )
+    VALID = (
+        Valid("""
+            def signup(email):
+                User.objects.create(email=normalize_email(email))
+
+            def login(email):
+                return User.objects.filter(email=normalize_email(email)).first()
+            """, note="One normalizer, called at the boundary, used by every path:"),
+    )
 
     def check(self, facts: object) -> Iterator[RawFinding]:
         if in_test_code(facts):

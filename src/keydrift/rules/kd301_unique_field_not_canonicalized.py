@@ -7,6 +7,7 @@ from typing import Iterator
 from keydrift.analysis.facts import RawFinding
 from keydrift.analysis.uniqueness import FIELD, describe, uncanonical_keys
 from keydrift.rules._base import Rule
+from keydrift.rules._examples import Invalid, Valid
 from keydrift.types import Config
 
 
@@ -53,31 +54,6 @@ class UniqueFieldNotCanonicalized(Rule):
     Every lookup by the other spelling misses, and every later "get or create" makes a
     duplicate that the unique constraint was meant to prevent.
 
-    ## Example
-    ```python
-    class User(models.Model):
-        email = models.EmailField(unique=True)
-    ```
-
-    ## Use instead
-    Normalize at the boundary, once, before the uniqueness check — in the model:
-    ```python
-    class User(models.Model):
-        email = models.EmailField(unique=True)
-
-        def save(self, *args, **kwargs):
-            self.email = normalize_email(self.email)
-            super().save(*args, **kwargs)
-    ```
-    or let the database compare case-insensitively (for keys where case is the only variation):
-    ```python
-    class User(models.Model):
-        email = models.EmailField()
-
-        class Meta:
-            constraints = [UniqueConstraint(Lower("email"), name="user_email_ci")]
-    ```
-
     ## Known problems
     Only the module that declares the field is inspected: canonicalization done in another
     module (a service function that lowercases before `create()`) is not seen unless a
@@ -97,6 +73,49 @@ class UniqueFieldNotCanonicalized(Rule):
     CODE = "KD301"
     NAME = "unique-field-not-canonicalized"
     SUMMARY = "unique field on a natural key that is never canonicalized"
+
+    INVALID = (
+        Invalid("""
+            from django.db import models
+
+
+            class User(models.Model):
+                email = models.EmailField(unique=True)  # expect: KD301
+            """),
+    )
+    VALID = (
+        Valid("""
+            from django.db import models
+
+
+            class User(models.Model):
+                email = models.EmailField(unique=True)
+
+                def save(self, *args, **kwargs):
+                    self.email = normalize_email(self.email)
+                    super().save(*args, **kwargs)
+            """, note="Normalize at the boundary, once, before the uniqueness check — in the model:"),
+        Valid("""
+            from django.db import models
+            from django.db.models import UniqueConstraint
+            from django.db.models.functions import Lower
+
+
+            class User(models.Model):
+                email = models.EmailField()
+
+                class Meta:
+                    constraints = [UniqueConstraint(Lower("email"), name="user_email_ci")]
+            """, note="or let the database compare case-insensitively (for keys where case is the only variation):"),
+        Valid("""
+            from django.db import models
+
+
+            class Article(models.Model):
+                title = models.CharField(max_length=200, unique=True)
+                external_id = models.CharField(max_length=64, unique=True)
+            """, note="Not reported: display text and opaque identifiers are not natural keys."),
+    )
 
     def check(self, facts: object) -> Iterator[RawFinding]:
         config: Config = getattr(facts, "config", None) or Config()

@@ -7,6 +7,7 @@ from typing import Iterator
 from keydrift.analysis.facts import RawFinding
 from keydrift.analysis.uniqueness import CONSTRAINT, describe, uncanonical_keys
 from keydrift.rules._base import Rule
+from keydrift.rules._examples import Invalid, Valid
 from keydrift.types import Config
 
 
@@ -39,17 +40,6 @@ class UniqueConstraintNotCanonicalized(Rule):
     `"/about/"` are distinct, so the constraint lets duplicates in and lookups by the other
     spelling miss.
 
-    ## Example
-    ```python
-    conn.execute("CREATE UNIQUE INDEX ix_users_email ON users (email)")
-    ```
-
-    ## Use instead
-    Canonicalize at the boundary before the insert, or index the canonical form:
-    ```python
-    conn.execute("CREATE UNIQUE INDEX ix_users_email ON users (lower(email))")
-    ```
-
     ## Known problems
     DDL is reported at the start of its string literal, not at the column's line inside it.
     Strings are read where they are written as an assignment value or a call argument (two
@@ -64,6 +54,23 @@ class UniqueConstraintNotCanonicalized(Rule):
     CODE = "KD302"
     NAME = "unique-constraint-not-canonicalized"
     SUMMARY = "unique constraint or index on a natural key that is never canonicalized"
+
+    INVALID = (
+        Invalid("""
+            def create_schema(conn):
+                conn.execute("CREATE UNIQUE INDEX ix_users_email ON users (email)")  # expect: KD302
+            """),
+    )
+    VALID = (
+        Valid("""
+            def create_schema(conn):
+                conn.execute("CREATE UNIQUE INDEX ix_users_email ON users (lower(email))")
+            """, note="Canonicalize at the boundary before the insert, or index the canonical form:"),
+        Valid("""
+            def create_schema(conn):
+                conn.execute("CREATE UNIQUE INDEX ix_users_token ON users (api_token)")
+            """, note="Not reported: a unique opaque identifier."),
+    )
 
     def check(self, facts: object) -> Iterator[RawFinding]:
         config: Config = getattr(facts, "config", None) or Config()

@@ -7,6 +7,7 @@ from typing import Iterator
 from keydrift.analysis.facts import RawFinding
 from keydrift.analysis.normalizers import KD401, defects_of, function_label, short_text
 from keydrift.rules._base import Rule
+from keydrift.rules._examples import Invalid, Valid
 from keydrift.rules._kd4 import inspects_normalizers
 
 
@@ -29,23 +30,6 @@ class UrlsplitWithoutScheme(Rule):
     lowercases the host, drops the port or rebuilds the URL silently does nothing — or maps
     every scheme-less input to the same key.
 
-    ## Example
-    ```python
-    def canonical_url(url):
-        parts = urlsplit(url.strip())
-        return urlunsplit((parts.scheme, parts.netloc.lower(), parts.path, parts.query, ""))
-    ```
-
-    ## Use instead
-    ```python
-    def canonical_url(url):
-        url = url.strip()
-        if "://" not in url:
-            url = "https://" + url
-        parts = urlsplit(url)
-        return urlunsplit((parts.scheme, parts.netloc.lower(), parts.path, parts.query, ""))
-    ```
-
     ## Known problems
     The guard is recognized textually: any string literal holding `://` (or starting
     with `http`) before the parse, an `if` that raises after testing the input, or a later `if`
@@ -58,6 +42,37 @@ class UrlsplitWithoutScheme(Rule):
     CODE = "KD401"
     NAME = "urlsplit-without-scheme"
     SUMMARY = "normalizer parses its input with urlsplit/urlparse without ensuring a scheme"
+
+    INVALID = (
+        Invalid("""
+            from urllib.parse import urlsplit, urlunsplit
+
+
+            def canonical_url(url):
+                parts = urlsplit(url.strip())  # expect: KD401
+                return urlunsplit((parts.scheme, parts.netloc.lower(), parts.path, parts.query, ""))
+            """),
+    )
+    VALID = (
+        Valid("""
+            from urllib.parse import urlsplit, urlunsplit
+
+
+            def canonical_url(url):
+                url = url.strip()
+                if "://" not in url:
+                    url = "https://" + url
+                parts = urlsplit(url)
+                return urlunsplit((parts.scheme, parts.netloc.lower(), parts.path, parts.query, ""))
+            """),
+        Valid("""
+            from urllib.parse import urlsplit
+
+
+            def canonical_scheme(url):
+                return urlsplit(url).scheme or "https"
+            """, note="Not reported: a parse used only to read the scheme is itself a check."),
+    )
 
     def check(self, facts: object) -> Iterator[RawFinding]:
         for d in defects_of(facts, KD401):

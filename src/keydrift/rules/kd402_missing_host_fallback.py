@@ -7,6 +7,7 @@ from typing import Iterator
 from keydrift.analysis.facts import RawFinding
 from keydrift.analysis.normalizers import KD402, defects_of, function_label, short_text
 from keydrift.rules._base import Rule
+from keydrift.rules._examples import Invalid, Valid
 from keydrift.rules._kd4 import inspects_normalizers
 
 
@@ -26,21 +27,6 @@ class MissingHostFallback(Rule):
     unrelated records collide on it, and lookups by a bad value "succeed" against another
     record's row.
 
-    ## Example
-    ```python
-    def normalize_domain(url):
-        return (urlsplit(url).hostname or "").lower()
-    ```
-
-    ## Use instead
-    ```python
-    def normalize_domain(url):
-        host = urlsplit(url if "://" in url else "https://" + url).hostname
-        if not host:
-            raise ValueError(f"no host in {url!r}")
-        return host.lower()
-    ```
-
     ## Known problems
     Only a `raise` inside an `if` that tests the host (or an `assert` on it) counts as
     handling; returning `None` early is not recognized.
@@ -49,6 +35,30 @@ class MissingHostFallback(Rule):
     CODE = "KD402"
     NAME = "missing-host-fallback"
     SUMMARY = "normalizer maps a URL without a host to an empty key instead of raising"
+
+    INVALID = (
+        Invalid("""
+            from urllib.parse import urlsplit
+
+
+            def normalize_domain(url):
+                if "://" not in url:
+                    url = "https://" + url
+                return (urlsplit(url).hostname or "").lower()  # expect: KD402
+            """),
+    )
+    VALID = (
+        Valid("""
+            from urllib.parse import urlsplit
+
+
+            def normalize_domain(url):
+                host = urlsplit(url if "://" in url else "https://" + url).hostname
+                if not host:
+                    raise ValueError(f"no host in {url!r}")
+                return host.lower()
+            """),
+    )
 
     def check(self, facts: object) -> Iterator[RawFinding]:
         for d in defects_of(facts, KD402):

@@ -7,6 +7,7 @@ from typing import Iterator
 from keydrift.analysis.facts import RawFinding
 from keydrift.analysis.normalizers import KD403, PATH, defects_of, function_label, short_text
 from keydrift.rules._base import Rule
+from keydrift.rules._examples import Invalid, Valid
 from keydrift.rules._kd4 import inspects_normalizers
 
 
@@ -25,18 +26,6 @@ class RootPathStripped(Rule):
     `"https://x.com/"` loses its path entirely), which collides with every other value that
     normalizes to nothing and no longer round-trips to a valid URL (readthedocs #11265).
 
-    ## Example
-    ```python
-    def canonical_path(path):
-        return path.rstrip("/")
-    ```
-
-    ## Use instead
-    ```python
-    def canonical_path(path):
-        return path.rstrip("/") or "/"
-    ```
-
     ## Known problems
     Any `or "/"` or assignment of `"/"` in the normalizer counts as putting the root
     back, even on another variable. A path stripped and then put back next to its host
@@ -47,6 +36,25 @@ class RootPathStripped(Rule):
     CODE = "KD403"
     NAME = "root-path-stripped"
     SUMMARY = 'normalizer strips trailing slashes without putting the root "/" back'
+
+    INVALID = (
+        Invalid("""
+            def canonical_path(path):
+                return path.rstrip("/")  # expect: KD403
+            """),
+    )
+    VALID = (
+        Valid("""
+            def canonical_path(path):
+                return path.rstrip("/") or "/"
+            """),
+        Valid("""
+            def canonical_path(path):
+                if path != "/":
+                    path = path.rstrip("/")
+                return path
+            """, note="Not reported: the root is handled apart."),
+    )
 
     def check(self, facts: object) -> Iterator[RawFinding]:
         for d in defects_of(facts, KD403):

@@ -7,6 +7,7 @@ from typing import Iterator
 from keydrift.analysis.facts import RawFinding
 from keydrift.analysis.normalizers import KD404, defects_of, function_label, short_text
 from keydrift.rules._base import Rule
+from keydrift.rules._examples import Invalid, Valid
 from keydrift.rules._kd4 import inspects_normalizers
 
 
@@ -25,18 +26,6 @@ class StripWithWord(Rule):
     `"web.example.com".lstrip("www.")` is `"eb.example.com"` and `"www.wwf.org"` becomes
     `"f.org"`. Keys are silently mangled, and different inputs collide.
 
-    ## Example
-    ```python
-    def normalize_host(host):
-        return host.lower().lstrip("www.")
-    ```
-
-    ## Use instead
-    ```python
-    def normalize_host(host):
-        return host.lower().removeprefix("www.")   # Python 3.9+
-    ```
-
     ## Known problems
     A deliberate character set made of letters and punctuation (`strip("abc.")`) is
     reported too.
@@ -45,6 +34,23 @@ class StripWithWord(Rule):
     CODE = "KD404"
     NAME = "strip-with-word"
     SUMMARY = "normalizer passes a prefix/suffix to strip(), which strips characters"
+
+    INVALID = (
+        Invalid("""
+            def normalize_host(host):
+                return host.lower().lstrip("www.")  # expect: KD404
+            """),
+    )
+    VALID = (
+        Valid("""
+            def normalize_host(host):
+                return host.lower().removeprefix("www.")
+            """, note="`removeprefix` (Python 3.9+) removes the word, not a set of characters:"),
+        Valid("""
+            def normalize_path(path):
+                return path.strip("./")
+            """, note="Not reported: a set of characters."),
+    )
 
     def check(self, facts: object) -> Iterator[RawFinding]:
         for d in defects_of(facts, KD404):

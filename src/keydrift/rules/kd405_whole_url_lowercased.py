@@ -7,6 +7,7 @@ from typing import Iterator
 from keydrift.analysis.facts import RawFinding
 from keydrift.analysis.normalizers import KD405, defects_of, function_label, short_text
 from keydrift.rules._base import Rule
+from keydrift.rules._examples import Invalid, Valid
 from keydrift.rules._kd4 import inspects_normalizers
 
 
@@ -27,19 +28,6 @@ class WholeUrlLowercased(Rule):
     `/Docs/API` and `/docs/api` can be different pages, `?id=AbC` and `?id=abc` different
     records, and signed URLs stop verifying. Lowercasing the whole URL merges distinct keys.
 
-    ## Example
-    ```python
-    def canonical_url(url):
-        return url.strip().lower()
-    ```
-
-    ## Use instead
-    ```python
-    def canonical_url(url):
-        parts = urlsplit(url.strip())
-        return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path, parts.query, ""))
-    ```
-
     ## Known problems
     A site known to be case-insensitive may lowercase on purpose; say so with
     `# noqa: KD405`.
@@ -48,6 +36,29 @@ class WholeUrlLowercased(Rule):
     CODE = "KD405"
     NAME = "whole-url-lowercased"
     SUMMARY = "normalizer lowercases the whole URL, path and query included"
+
+    INVALID = (
+        Invalid("""
+            def canonical_url(url):
+                return url.strip().lower()  # expect: KD405
+            """),
+    )
+    VALID = (
+        Valid("""
+            from urllib.parse import urlsplit, urlunsplit
+
+
+            def canonical_url(url):
+                scheme, netloc, path, query, _ = urlsplit(url if "://" in url else "https://" + url)
+                return urlunsplit((scheme.lower(), netloc.lower(), path or "/", query, ""))
+            """, note="Lowercase the scheme and the host only:"),
+        Valid("""
+            def canonical_url(url):
+                if not url.lower().startswith(("http://", "https://")):
+                    url = "https://" + url
+                return url
+            """, note="Not reported: lowercasing only to compare."),
+    )
 
     def check(self, facts: object) -> Iterator[RawFinding]:
         for d in defects_of(facts, KD405):

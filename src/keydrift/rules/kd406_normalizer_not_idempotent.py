@@ -7,6 +7,7 @@ from typing import Iterator
 from keydrift.analysis.facts import RawFinding
 from keydrift.analysis.normalizers import KD406, PREFIX, defects_of, function_label, short_text
 from keydrift.rules._base import Rule
+from keydrift.rules._examples import Invalid, Valid
 from keydrift.rules._kd4 import inspects_normalizers
 
 
@@ -27,21 +28,6 @@ class NormalizerNotIdempotent(Rule):
     `"https://" + "https://x.com"` is `"https://https://x.com"`; `"a/" + "/"` is `"a//"`.
     The stored key and the looked-up key drift apart.
 
-    ## Example
-    ```python
-    def canonical_url(url):
-        return "https://" + url.strip().lower()
-    ```
-
-    ## Use instead
-    ```python
-    def canonical_url(url):
-        url = url.strip()
-        if not url.startswith(("http://", "https://")):
-            url = "https://" + url
-        return url
-    ```
-
     ## Known problems
     Only the prefix/suffix shapes above are decided; other non-idempotent rewrites
     (appending a query parameter) are not. Any `if` around the expression counts as a guard.
@@ -50,6 +36,22 @@ class NormalizerNotIdempotent(Rule):
     CODE = "KD406"
     NAME = "normalizer-not-idempotent"
     SUMMARY = "normalizer adds a scheme or a slash unconditionally, so it is not idempotent"
+
+    INVALID = (
+        Invalid("""
+            def canonical_url(url):
+                return "https://" + url.strip()  # expect: KD406
+            """),
+    )
+    VALID = (
+        Valid("""
+            def canonical_url(url):
+                url = url.strip()
+                if not url.startswith(("http://", "https://")):
+                    url = "https://" + url
+                return url
+            """),
+    )
 
     def check(self, facts: object) -> Iterator[RawFinding]:
         for d in defects_of(facts, KD406):

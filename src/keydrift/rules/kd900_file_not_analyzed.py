@@ -5,23 +5,19 @@ from __future__ import annotations
 from typing import Iterator
 
 from keydrift.rules._base import Rule
+from keydrift.rules._examples import Invalid, Valid
 
 
 class FileNotParsed(Rule):
     """A file could not be decoded or parsed, so it was not analyzed.
 
     ## What it does
-    Reports, once per file and on line 1, a file that is not valid Python keydrift can parse:
-    a syntax error, an undecodable encoding, NUL bytes.
+    Reports, once per file, a file that is not valid Python keydrift can parse: a syntax error
+    (on its line), an undecodable encoding or NUL bytes (on line 1). A file without any database
+    or normalizer vocabulary is not parsed and not reported.
 
     ## Why is this bad?
     Keys read or written in that file are invisible to every other rule.
-
-    ## Example
-    A file with a syntax error, or Python 2 code such as `print "x"`.
-
-    ## Use instead
-    Fix the file, or list it under `exclude` in `[tool.keydrift]`.
 
     ## Known problems
     The flake8 plugin does not report it: flake8 already reports E999 for such files.
@@ -31,6 +27,21 @@ class FileNotParsed(Rule):
     NAME = "file-not-parsed"
     SUMMARY = "file could not be decoded or parsed"
 
+    INVALID = (
+        Invalid("""
+            def visit(url):
+                print "visiting", url  # expect: KD900
+                return Page.objects.get(url=url)
+            """, note="Python 2 code:"),
+    )
+    VALID = (
+        Valid("""
+            def visit(url):
+                print("visiting", url)
+                return Page.objects.get(url=url)
+            """, note="Fix the file, or list it under `exclude` in `[tool.keydrift]`:"),
+    )
+
     def check(self, facts: object) -> Iterator[object]:
         return iter(())  # produced by the engine, not from facts
 
@@ -39,17 +50,12 @@ class FileNotAnalyzed(Rule):
     """A file was parsed but could not be analyzed within keydrift's limits.
 
     ## What it does
-    Reports, once per file and on line 1, a file whose analysis exceeded a limit (nesting
-    deeper than the recursion budget) or hit an internal error.
+    Reports, once per file and on line 1, a file whose analysis exceeded a limit (more than
+    2,000,000 characters of code, nesting deeper than the recursion budget, the time budget of
+    one file) or hit an internal error.
 
     ## Why is this bad?
     Keys read or written in that file are invisible to every other rule.
-
-    ## Example
-    A generated module with thousands of nested expressions.
-
-    ## Use instead
-    Exclude generated files under `exclude` in `[tool.keydrift]`; report an internal error.
 
     ## Known problems
     The flake8 plugin does not report it.
@@ -58,6 +64,18 @@ class FileNotAnalyzed(Rule):
     CODE = "KD901"
     NAME = "file-not-analyzed"
     SUMMARY = "file could not be analyzed"
+
+    INVALID = (
+        Invalid("def visit(url):  # expect: KD901\n    return Page.objects.get(url=url)\n\n\n"
+                "BLOB = '" + "x" * 2_000_000 + "'\n",
+                shown="A generated module of more than 2,000,000 characters (here a function that "
+                      "reads a record and a large string literal)."),
+    )
+    VALID = (
+        Valid("def visit(url):\n    return Page.objects.get(url=url)\n\n\nBLOB = '" + "x" * 1000 + "'\n",
+              shown="The same module with a string literal of 1,000 characters is analyzed. Exclude "
+                    "generated files under `exclude` in `[tool.keydrift]`; report an internal error."),
+    )
 
     def check(self, facts: object) -> Iterator[object]:
         return iter(())
