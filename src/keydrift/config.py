@@ -17,7 +17,7 @@ from fnmatch import fnmatch
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from keydrift.codes import code_matches, rule_selected
-from keydrift.types import Config, Finding
+from keydrift.types import Config, Finding, TableWrapper
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -28,14 +28,19 @@ PYPROJECT = "pyproject.toml"
 # A repository root ends the upward search: a pyproject.toml above it belongs to someone else.
 _REPOSITORY_MARKERS = (".git", ".hg")
 
-_LIST_KEYS = ("boundary", "normalizers", "exclude", "select", "ignore", "readers", "writers")
+_LIST_KEYS = ("boundary", "normalizers", "exclude", "select", "ignore", "readers", "writers", "tables")
 _PER_FILE_KEYS = ("per-file-ignores", "per_file_ignores")
 KNOWN_KEYS = _LIST_KEYS + _PER_FILE_KEYS
 
 _CODE = re.compile(r"[A-Z]+[0-9]*")
 _DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 # an in-house read or write wrapper: "app.db.fetch_by_url:url" or "app.db.fetch_by_url:url=Page.url"
-_WRAPPER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+:[A-Za-z_]\w*(?:=[A-Za-z_]\w*\.[A-Za-z_]\w*)?")
+_WRAPPER = re.compile(r"(?:\*|[A-Za-z_]\w*)(?:\.[A-Za-z_]\w*)+:[A-Za-z_]\w*(?:=[A-Za-z_]\w*\.[A-Za-z_]\w*)?")
+# an in-house table helper: "app.db.upsert: upsert table=table keys=keyvalues values=values";
+# an argument is a parameter name, a position, or (the table only) a quoted table name
+_TABLE_ENTRY = re.compile(r"((?:\*|[A-Za-z_]\w*)(?:\.[A-Za-z_]\w*)+)\s*:\s*(select|insert|upsert|update|delete)"
+                          r"((?:\s+(?:table|keys|values)=(?:[A-Za-z_]\w*|\d+|'[A-Za-z_][\w.]*'))+)")
+_TABLE_ARGUMENT = re.compile(r"(table|keys|values)=(\S+)")
 
 
 class ConfigError(Exception):
@@ -84,10 +89,12 @@ def import_root(directory: str) -> str:
     return current
 
 
-def called_name(entry: str) -> str:
+def called_name(entry: Union[str, TableWrapper]) -> str:
     """What code calls a configured function by: ``app.db.fetch_by_url:url=Page.url`` and
     ``app.urls.canonical_url`` give ``fetch_by_url`` and ``canonical_url``."""
-    return entry.partition(":")[0].rsplit(".", 1)[-1]
+    if isinstance(entry, TableWrapper):
+        return entry.function.rsplit(".", 1)[-1]
+    return entry.partition(":")[0].rsplit(".", 1)[-1].strip()
 
 
 def root_without_pyproject(path: str, fallback: Optional[str]) -> Optional[str]:
@@ -183,6 +190,7 @@ def _build_config(table: Dict[str, Any], root: str, pyproject: str, shown: str) 
             if not _WRAPPER.fullmatch(entry):
                 raise fail(f"{key!r} entry {entry!r} is not like 'app.db.fetch_by_url:url' "
                            "(function:parameter, optionally '=Entity.field')")
+    tables = tuple(_table_wrapper(entry, fail) for entry in values["tables"])
     for name in values["normalizers"]:
         if not _DOTTED_NAME.fullmatch(name):
             raise fail(f"'normalizers' entry {name!r} is not a qualified name "
@@ -196,11 +204,32 @@ def _build_config(table: Dict[str, Any], root: str, pyproject: str, shown: str) 
         normalizers=tuple(values["normalizers"]),
         readers=tuple(values["readers"]),
         writers=tuple(values["writers"]),
+        tables=tables,
         exclude=tuple(values["exclude"]),
         per_file_ignores=per_file,
         select=_codes(values["select"], "select", fail),
         ignore=_codes(values["ignore"], "ignore", fail),
     )
+
+
+def _table_wrapper(entry: str, fail: Fail) -> TableWrapper:
+    """``"app.db.upsert: upsert table=table keys=keyvalues values=values"`` -> TableWrapper."""
+    match = _TABLE_ENTRY.fullmatch(entry)
+    arguments: Dict[str, Any] = {}
+    if match is not None:
+        for role, raw in _TABLE_ARGUMENT.findall(match.group(3)):
+            if role in arguments:
+                match = None
+                break
+            arguments[role] = int(raw) if raw.isdigit() else raw
+    if match is None or "table" not in arguments or not ({"keys", "values"} & set(arguments)):
+        raise fail(f"'tables' entry {entry!r} is not like 'app.db.upsert: upsert table=table "
+                   "keys=keyvalues values=values' (function: operation, then table= and keys= or "
+                   "values=, each a parameter name, a position or, for table, a quoted name)")
+    table = arguments["table"]
+    fixed_table = table[1:-1] if isinstance(table, str) and table.startswith("'") else ""
+    return TableWrapper(match.group(1), match.group(2), None if fixed_table else table,
+                        arguments.get("keys"), arguments.get("values"), fixed_table)
 
 
 def _suggestion(key: str) -> str:

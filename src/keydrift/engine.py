@@ -101,7 +101,7 @@ def _absolute_path(path: str, config: Config) -> str:
 
 def _mentions_wrapper(text: str, config: Config) -> bool:
     """A configured reader/writer wrapper is database vocabulary too."""
-    return any(called_name(entry) in text for entry in config.readers + config.writers)
+    return any(called_name(entry) in text for entry in (*config.readers, *config.writers, *config.tables))
 
 
 def _mentions_normalizer(text: str, config: Config) -> bool:

@@ -56,7 +56,7 @@ def _cache_for(config: Config) -> DiskCache:
 
 def _entry_key(path: str, config: Config) -> str:
     settings = (config.root, config.config_file, config.boundary, config.normalizers, config.readers,
-                config.writers, config.select, config.ignore)
+                config.writers, config.tables, config.select, config.ignore)
     identity = repr((os.getcwd(), path, os.path.abspath(path), settings, code_fingerprint()))
     return "r-" + digest(identity.encode("utf-8", "surrogatepass"))
 

@@ -36,6 +36,21 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class TableWrapper:
+    """A configured in-house table helper (``[tool.keydrift] tables``): which argument is the
+    table, which the dict of key columns, which the dict of stored values. Each is a parameter
+    name, a position among the positional arguments at the call (``int``), or ``None``;
+    ``fixed_table`` names the table of a helper bound to one."""
+
+    function: str  # qualified name, or "*.method" for a method of any receiver
+    operation: str  # select | insert | upsert | update | delete
+    table: object = None
+    keys: object = None
+    values: object = None
+    fixed_table: str = ""
+
+
+@dataclass(frozen=True)
 class Config:
     """The ``[tool.keydrift]`` table, validated. ``root`` is the project root (where the
     pyproject.toml was found, or the working directory)."""
@@ -47,6 +62,8 @@ class Config:
     # in-house wrappers that read or write by a key: "app.db.fetch_by_url:url[=Entity.field]"
     readers: Tuple[str, ...] = ()
     writers: Tuple[str, ...] = ()
+    # in-house table helpers: "app.db.upsert: upsert table=table keys=keyvalues values=values"
+    tables: Tuple[TableWrapper, ...] = ()
     exclude: Tuple[str, ...] = ()
     per_file_ignores: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     select: Tuple[str, ...] = ()

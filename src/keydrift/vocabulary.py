@@ -19,6 +19,9 @@ DATABASE_VOCABULARY = re.compile(
     r"|delete_many|find_one_and_\w+|count_documents|bulk_write)\s*\("
     r"|(?i:redis|valkey|cache)\w*\s*(?:\.|\[)|\b(?:r|kv|rds|mc|rc)\.(?:h?get|h?set\w*|exists|delete|incr\w*)\s*\("
     r"|_or_404\s*\("
+    # in-house table helpers: select_one("users", {...}), update_row(txn, "users", ...), table="users"
+    r"|\w\s*\(\s*(?:\w+\s*,\s*)?[\"'][A-Za-z_][\w.]*[\"']\s*,\s*(?:\w+\s*=\s*)?(?:\{|dict\()"
+    r"|\btable(?:_?name)?\s*=\s*[\"'][A-Za-z_]"
 )
 # Vocabulary of normalization and schema declarations: files with it may hold a normalizer
 # (KD2/KD4) or a uniqueness constraint (KD3) even without database calls.

@@ -478,6 +478,11 @@ def _recognize(base: Optional[cst.BaseExpression], links: List[Link], reader: Ch
         found = recognize_collection_call(links, reader) or recognize_store_call(links, reader)
         if found is not None:
             return found
+        from keydrift.analysis.tablecalls import recognize_table_call
+
+        found = recognize_table_call(last_call, reader)
+        if found is not None:
+            return found
     # Model.objects..., Model.query..., Model.get(...) (peewee), Model(...).save()
     if base_name in ("cls", "self") and _is_manager(first):  # cls.objects in a model's classmethod
         base_name = ctx.enclosing_class()

@@ -18,6 +18,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Callable, FrozenSet, Iterator, List, Optional, Sequence, Set
 
+from keydrift.analysis.helpernames import helper_operation, is_runner_name
 from keydrift.timing import count
 from keydrift.vocabulary import (
     KEY_ATTRIBUTES, KEY_NAME_PARTS, KEY_NAMES, STORE_CLIENTS, STORING_METHODS,
@@ -45,6 +46,7 @@ class _Names:
     attributes: Set[str] = field(default_factory=set)
     called: Set[str] = field(default_factory=set)
     returns_parameter: bool = False
+    table_helper: bool = False  # calls an in-house table helper with a dict of columns
 
 
 def reduced_source(text: str, tree: ast.Module, module_name: str = "", extra_words: Sequence[str] = (),
@@ -143,10 +145,10 @@ def _collect(function: ast.AST) -> _Names:
                 found.names.add(node.arg)  # type: ignore[attr-defined]
         elif kind is ast.Call:
             func = node.func  # type: ignore[attr-defined]
-            if isinstance(func, ast.Name):
-                found.called.add(func.id)
-            elif isinstance(func, ast.Attribute):
-                found.called.add(func.attr)
+            callee = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if callee:
+                found.called.add(callee)
+                _note_helper_call(callee, node, found)  # type: ignore[arg-type]
         elif kind in (ast.Return, ast.Yield, ast.YieldFrom) and params and not found.returns_parameter:
             value = node.value  # type: ignore[attr-defined]
             if value is not None and any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(value)):
@@ -154,8 +156,22 @@ def _collect(function: ast.AST) -> _Names:
     return found
 
 
+def _note_helper_call(callee: str, call: ast.Call, found: _Names) -> None:
+    """A table helper given a dict of columns is key vocabulary; a function handed to a runner
+    (``run_in_transaction(fn, x)``) is called by it."""
+    if is_runner_name(callee):
+        for arg in call.args:
+            target = arg.attr if isinstance(arg, ast.Attribute) else arg.id if isinstance(arg, ast.Name) else ""
+            if target:
+                found.called.add(target)
+    elif any(isinstance(a, ast.Dict) for a in call.args) or any(
+            isinstance(k.value, ast.Dict) for k in call.keywords):
+        if helper_operation(callee):
+            found.table_helper = True
+
+
 def _mentions_keys(name: str, found: _Names, extra: FrozenSet[str]) -> bool:
-    if name in STORING_METHODS or name.startswith("clean"):
+    if name in STORING_METHODS or name.startswith("clean") or found.table_helper:
         return True
     if found.attributes & KEY_ATTRIBUTES or found.names & KEY_NAMES:
         return True

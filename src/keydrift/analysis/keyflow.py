@@ -16,6 +16,7 @@ from keydrift.analysis import pairing
 from keydrift.analysis.models import Rewrite, model_facts
 from keydrift.analysis.accesses import (
     ChainInfo,
+    ChainReader,
     Context,
     Key,
     constructed_instances,
@@ -26,6 +27,7 @@ from keydrift.analysis.accesses import (
 )
 from keydrift.analysis.facts import FORMAT, LOOKUP, READ, STORE, WRITE, KeyAccess, Mismatch, Step, Value
 from keydrift.analysis.stores import is_store, subscript_access
+from keydrift.analysis.tablecalls import emit_table_access
 from keydrift.analysis.values import Evaluator, code, fresh
 from keydrift.budget import check_budget
 from keydrift.frameworks import django_orm as django
@@ -155,9 +157,13 @@ class FunctionWalker(Context):
         if self.analysis is None:
             return None
         resolved = self.analysis.resolve(call, self)  # type: ignore[attr-defined]
+        arguments = None
         if resolved is None:
-            return None
-        return self.analysis.returned_value(call, resolved, self, text)  # type: ignore[attr-defined]
+            runner = self.analysis.resolve_runner(call, self)  # type: ignore[attr-defined]
+            if runner is None:
+                return None
+            resolved, arguments = runner
+        return self.analysis.returned_value(call, resolved, self, text, arguments)  # type: ignore[attr-defined]
 
     def eval(self, node: cst.BaseExpression) -> Value:
         return self.evaluator().eval(node)
@@ -406,6 +412,9 @@ class FunctionWalker(Context):
     def scan(self, node: cst.CSTNode) -> None:
         """Find the database calls in an expression and report their accesses."""
         node_type = type(node)  # exact types: isinstance() on libcst's abstract classes is slow
+        if node_type is cst.Lambda:
+            self.lambda_body(node)  # type: ignore[arg-type]
+            return
         if node_type in _NEW_SCOPES:
             return
         if node_type is cst.Subscript:
@@ -413,7 +422,7 @@ class FunctionWalker(Context):
         elif node_type is cst.Comparison:
             self.membership_read(node)  # type: ignore[arg-type]
         if node_type is cst.Call and id(node) not in self.consumed:
-            info = recognize(node, self, next(self.call_ids))
+            info = self.configured_table_call(node) or recognize(node, self, next(self.call_ids))  # type: ignore[arg-type]
             if info is not None:
                 self.consumed |= info.calls
                 self.chains[id(node)] = info
@@ -427,6 +436,42 @@ class FunctionWalker(Context):
             return
         for child in child_nodes(node):
             self.scan(child)
+
+    def configured_table_call(self, call: cst.Call) -> Optional[ChainInfo]:
+        """A call of a ``[tool.keydrift] tables`` helper: its table and dicts where configured."""
+        if self.analysis is None:
+            return None
+        entry = self.analysis.configured_table(call)  # type: ignore[attr-defined]
+        if entry is None:
+            return None
+        def argument(where: object) -> Optional[cst.BaseExpression]:
+            return self.analysis.configured_argument(call, where, self)  # type: ignore[attr-defined]
+        table = entry.fixed_table
+        if not table:
+            table_expr = argument(entry.table)
+            table = self.string_value(table_expr) if table_expr is not None else None
+        info = ChainInfo("")
+        if table:  # a table known only at run time: no access, not a guess
+            reader = ChainReader(self, next(self.call_ids), call)
+            info = emit_table_access(reader, entry.operation, table, argument(entry.keys), argument(entry.values))
+        info.calls = {id(call)}
+        return info
+
+    def lambda_body(self, node: cst.Lambda) -> None:
+        """A lambda handed to a cache wrapper or a runner (``get_or_set(k, lambda: load(u))``)
+        runs with the values around it; its own parameters are unknown."""
+        saved = self.state
+        self.state = saved.copy()
+        params = node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            self.state.forget(param.name.value)
+        for extra in (params.star_arg, params.star_kwarg):
+            if isinstance(extra, cst.Param):
+                self.state.forget(extra.name.value)
+        try:
+            self.scan(node.body)
+        finally:
+            self.state = saved
 
     def store_read(self, node: cst.Subscript) -> None:
         key = subscript_access(node, self)
@@ -458,8 +503,14 @@ class FunctionWalker(Context):
                          LOOKUP if kind == READ else STORE, next(self.call_ids), code(call), saves=kind == WRITE)
             return
         resolved = self.analysis.resolve(call, self)  # type: ignore[attr-defined]
+        arguments = None
+        if resolved is None:
+            runner = self.analysis.resolve_runner(call, self)  # type: ignore[attr-defined]
+            if runner is not None:
+                resolved, arguments = runner
         if resolved is not None and resolved.summary.accesses:
-            imported = self.analysis.import_accesses(call, resolved, self, next(self.call_ids))  # type: ignore[attr-defined]
+            imported = self.analysis.import_accesses(call, resolved, self, next(self.call_ids),  # type: ignore[attr-defined]
+                                                     arguments)
             self.accesses.extend(imported)
 
     def persist(self, call: cst.Call) -> None:

@@ -11,12 +11,14 @@ import libcst as cst
 
 from keydrift.analysis import pairing
 from keydrift.analysis.boundary import is_known_normalizer
+from keydrift.analysis.helpernames import is_runner_name
 from keydrift.analysis.facts import NORMALIZER, READ, WRITE, KeyAccess, Step, Value
 from keydrift.analysis.keyflow import FunctionWalker, ModuleFacts, module_info
 from keydrift.analysis.models import Rewrite
 from keydrift.analysis.summaries import FunctionSummary, summarize_access, summarize_return
 from keydrift.analysis.values import dotted_name, last_name
-from keydrift.types import Config
+from keydrift.frameworks.data_access import RUNNER_SUPPLIED_PARAMS
+from keydrift.types import Config, TableWrapper
 
 STATIC_DECORATORS = frozenset({"staticmethod"})
 
@@ -235,18 +237,57 @@ class ModuleAnalysis:
         if not (self.config.readers or self.config.writers):
             return None
         qualified = self._qualified_callee(call)
-        if not qualified:
-            return None
         for kind, entries in ((READ, self.config.readers), (WRITE, self.config.writers)):
             for entry in entries:
                 function, _, rest = entry.partition(":")
-                if function != qualified:
+                if not self._names_callee(function, qualified, call):
                     continue
                 param, _, target = rest.partition("=")
                 entity, _, field_name = target.partition(".")
                 module = function.rsplit(".", 1)[0]
                 return kind, param, entity or module, field_name or param
         return None
+
+    def configured_table(self, call: cst.Call) -> Optional[TableWrapper]:
+        """The ``tables`` entry the call is a call of, if any."""
+        if not self.config.tables:
+            return None
+        qualified = self._qualified_callee(call)
+        for entry in self.config.tables:
+            if self._names_callee(entry.function, qualified, call):
+                return entry
+        return None
+
+    def configured_argument(self, call: cst.Call, where: object, walker: FunctionWalker) -> Optional[cst.BaseExpression]:
+        """The argument a configured entry names: by position at the call, or by parameter name
+        (passed by keyword, or positionally when the callee resolves to a function whose
+        parameters are known). An unresolved callee gives no argument: no access, not a guess."""
+        positional = [a for a in call.args if a.keyword is None]
+        if isinstance(where, int):
+            if any(a.star for a in positional[:where + 1]) or where >= len(positional):
+                return None
+            return positional[where].value
+        if not isinstance(where, str):
+            return None
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == where:
+                return arg.value
+        resolved = self.resolve(call, walker)
+        params = resolved.summary.params if resolved is not None else ()
+        if where not in params:
+            return None
+        index = params.index(where)
+        if any(a.star for a in positional[:index + 1]) or index >= len(positional):
+            return None
+        return positional[index].value
+
+    @staticmethod
+    def _names_callee(function: str, qualified: str, call: cst.Call) -> bool:
+        """``app.db.fetch`` names the call by its qualified name; ``*.fetch`` names a method
+        of that name on any receiver."""
+        if function.startswith("*."):
+            return isinstance(call.func, cst.Attribute) and call.func.attr.value == function[2:]
+        return bool(qualified) and function == qualified
 
     def _qualified_callee(self, call: cst.Call) -> str:
         name = dotted_name(call.func)
@@ -262,20 +303,42 @@ class ModuleAnalysis:
         return name
 
     def wrapper_argument(self, call: cst.Call, param: str, walker: FunctionWalker) -> Optional[cst.BaseExpression]:
-        for arg in call.args:
-            if arg.keyword is not None and arg.keyword.value == param:
-                return arg.value
-        resolved = self.resolve(call, walker)
-        params = resolved.summary.params if resolved is not None else ()
-        index = params.index(param) if param in params else 0
-        positional = [a.value for a in call.args if a.keyword is None and not a.star]
-        return positional[index] if index < len(positional) else None
+        return self.configured_argument(call, param, walker)
 
     # -- importing a summary at a call site -------------------------------------------------
 
+    def resolve_runner(self, call: cst.Call, walker: FunctionWalker
+                       ) -> Optional[Tuple[Resolved, Dict[int, cst.BaseExpression]]]:
+        """``run_in_transaction(fn, a, b)`` / ``runInteraction("desc", self.fn_txn, a)``: the
+        function the runner calls, and the arguments it forwards (by the callee's parameter
+        index; a first parameter named like a transaction or cursor is the runner's own)."""
+        if not is_runner_name(last_name(call.func)):
+            return None
+        positional = [a for a in call.args if a.keyword is None]
+        for index, arg in enumerate(positional):
+            if arg.star or not isinstance(arg.value, (cst.Name, cst.Attribute)):
+                continue
+            resolved = self.resolve(cst.Call(func=arg.value), walker)
+            if resolved is None:
+                continue
+            forwarded = positional[index + 1:]
+            params = resolved.summary.params
+            offset = 1 if params and params[0] in RUNNER_SUPPLIED_PARAMS and len(params) > len(forwarded) else 0
+            arguments: Dict[int, cst.BaseExpression] = {}
+            for position, item in enumerate(forwarded):
+                if item.star:
+                    break
+                arguments[position + offset] = item.value
+            for item in call.args:
+                if item.keyword is not None and item.keyword.value in params:
+                    arguments[params.index(item.keyword.value)] = item.value
+            return resolved, arguments
+        return None
+
     def import_accesses(self, call: cst.Call, resolved: Resolved, walker: FunctionWalker,
-                        call_id: int) -> List[KeyAccess]:
-        arguments = _arguments(call, resolved.summary.params)
+                        call_id: int, arguments: Optional[Dict[int, cst.BaseExpression]] = None) -> List[KeyAccess]:
+        if arguments is None:
+            arguments = _arguments(call, resolved.summary.params)
         imported = []
         for access in resolved.summary.accesses:
             arg = arguments.get(access.param)
@@ -299,11 +362,13 @@ class ModuleAnalysis:
                 access.node if resolved.local else None))
         return imported
 
-    def returned_value(self, call: cst.Call, resolved: Resolved, walker: FunctionWalker, text: str) -> Optional[Value]:
+    def returned_value(self, call: cst.Call, resolved: Resolved, walker: FunctionWalker, text: str,
+                       arguments: Optional[Dict[int, cst.BaseExpression]] = None) -> Optional[Value]:
         returns = resolved.summary.returns
         if returns is None:
             return None
-        arguments = _arguments(call, resolved.summary.params)
+        if arguments is None:
+            arguments = _arguments(call, resolved.summary.params)
         values = [walker.eval(arguments[i]) for i in returns.params if i in arguments]
         carriers = [v for v in values if v.origins]
         if not carriers:

@@ -78,7 +78,7 @@ class ProjectIndex:
         self.trees: "OrderedDict[Tuple[str, str], Tuple[Tuple[cst.Module, ast.Module], int]]" = OrderedDict()
         self.tree_lines = 0
         # configured wrappers and normalizers are vocabulary too
-        self.gate_words = tuple(called_name(entry) for entry in (*config.readers, *config.writers, *config.normalizers))
+        self.gate_words = tuple(called_name(entry) for entry in (*config.readers, *config.writers, *config.tables, *config.normalizers))
         # keydrift's own code is part of the key: summaries change when the analysis does
         self.config_key = _digest(repr((config.normalizers, config.boundary, code_fingerprint())).encode())
 
