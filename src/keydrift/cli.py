@@ -99,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--changed-since", metavar="REV",
                        help="report only files changed since the git revision REV (committed, "
                             "staged, unstaged or untracked); the whole project is still analyzed")
+    _add_fix_options(check)
     check.set_defaults(handler=run_check)
 
     rules = commands.add_parser("rules", help="list the rules")
@@ -132,6 +133,8 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"keydrift: error: {path}: no such file or directory", file=sys.stderr)
     if args.changed_since:
         files = only_changed_files(files, args.changed_since)
+    if _fixing(args):
+        return run_fix_modes(files, missing, config, args)
     findings = check_files(files, config, args)
     if args.write_baseline:
         write_baseline(args.write_baseline, findings)
@@ -316,8 +319,76 @@ def _summary(findings: Sequence[Finding], files: Sequence[str], baselined: int =
     return summary
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+def _plural(count: int, noun: str, plural: str = "") -> str:
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
+
+
+# --- --fix, --unsafe-fixes, --diff, --fix-only, --add-noqa (keydrift.fixes) ------------------
+
+def _add_fix_options(check: argparse.ArgumentParser) -> None:
+    group = check.add_argument_group("fixes")
+    group.add_argument("--fix", action="store_true", help="apply the safe fixes")
+    group.add_argument("--unsafe-fixes", action="store_true",
+                       help="with --fix, --diff or --fix-only: apply the unsafe fixes too")
+    group.add_argument("--diff", action="store_true",
+                       help="print the fixes as a unified diff and change nothing (implies --fix-only)")
+    group.add_argument("--fix-only", action="store_true",
+                       help="apply fixes and report nothing of what remains")
+    group.add_argument("--add-noqa", action="store_true",
+                       help="add '# noqa: KDxxx' to every reported statement")
+
+
+def _fixing(args: argparse.Namespace) -> bool:
+    return bool(args.fix or args.diff or args.fix_only or args.add_noqa)
+
+
+def run_fix_modes(files: Sequence[str], missing: Sequence[str], config: Config, args: argparse.Namespace) -> int:
+    from keydrift.fixes.run import run_fixes
+
+    if args.add_noqa and (args.fix or args.diff or args.fix_only):
+        raise UsageError("--add-noqa cannot be combined with --fix, --diff or --fix-only")
+    if args.write_baseline:
+        raise UsageError("--write-baseline cannot be combined with fixing")
+    report = run_fixes(files, lambda path: _fix_input(path, config, args),
+                       lambda data, path, file_config: check_data(data, path, file_config),
+                       unsafe=args.unsafe_fixes, diff=args.diff, noqa=args.add_noqa)
+    only_fixes = args.diff or args.fix_only or args.add_noqa or STDIN in files
+    findings = [] if only_fixes else report.findings
+    if not only_fixes:
+        _write_report(FORMATTERS[args.format](findings, ReportContext(root=config.root)), args.output)
+    if not args.quiet:
+        print(_fix_summary(report, files, args), file=sys.stderr)
+    if missing:
+        return 2
+    if args.diff:
+        return 1 if report.changed_files else 0
+    return 1 if findings and not args.exit_zero else 0
+
+
+def _fix_input(path: str, run_config: Config, args: argparse.Namespace) -> Optional[Tuple[bytes, Config]]:
+    """A file's source and configuration, None when it is excluded (raises OSError)."""
+    if path == STDIN:
+        config = _run_config(args)
+        if args.stdin_filename and not args.config:
+            config = _file_config(args.stdin_filename, config, args)
+        return sys.stdin.buffer.read(), config
+    config = run_config if args.config else _file_config(path, run_config, args)
+    if not args.config and is_excluded(path, config):
+        return None
+    return read_source(path), config
+
+
+def _fix_summary(report: object, files: Sequence[str], args: argparse.Namespace) -> str:
+    fixed, changed = report.fixed, report.changed_files  # type: ignore[attr-defined]
+    if args.add_noqa:
+        return f"keydrift: added {_plural(fixed, 'noqa comment')} in {_plural(changed, 'file')}"
+    verb = "would fix" if args.diff else "fixed"
+    summary = f"keydrift: {verb} {_plural(fixed, 'finding')} in {_plural(changed, 'file')}"
+    summary += f", {len(report.findings)} remaining"  # type: ignore[attr-defined]
+    hidden = report.hidden  # type: ignore[attr-defined]
+    if hidden and not args.unsafe_fixes:
+        summary += f" ({_plural(hidden, 'more fix', 'more fixes')} with --unsafe-fixes)"
+    return summary
 
 
 # --- --changed-since -------------------------------------------------------------------------

@@ -15,12 +15,9 @@ pygls is an optional dependency (``pip install 'keydrift[lsp]'``), imported only
 from __future__ import annotations
 
 import asyncio
-import io
 import os
-import re
-import tokenize
 from dataclasses import replace
-from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set
 
 from keydrift import __version__
 from keydrift.analysis.project import forget_indexes
@@ -28,7 +25,7 @@ from keydrift.config import (
     ConfigError, clear_cache, finding_allowed, is_excluded, load_config, root_without_pyproject,
 )
 from keydrift.engine import PARSE_ERROR, check_source
-from keydrift.noqa import NOQA, apply_noqa
+from keydrift.noqa import apply_noqa, noqa_insertion, source_lines  # noqa: F401 - noqa_insertion: API
 from keydrift.output._common import bare_message
 from keydrift.types import Config, Finding
 
@@ -36,7 +33,6 @@ DEBOUNCE_SECONDS = 0.3
 SOURCE = "keydrift"
 PYTHON_SUFFIXES = (".py", ".pyi")
 CONFIG_FILE_NAME = "pyproject.toml"
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the line ends LSP counts
 
 
 # --- analysis of one document (no pygls) ----------------------------------------------------
@@ -64,10 +60,6 @@ def document_findings(text: str, path: str, config: Config) -> List[Finding]:
 
 # --- positions ------------------------------------------------------------------------------
 
-def source_lines(text: str) -> List[str]:
-    return _LINE_BREAK.split(text)
-
-
 def column_units(line: str, column: int, encoding: str = "utf-16") -> int:
     """A code-point column as the client counts it (LSP's default is UTF-16 code units)."""
     prefix = line[:column]
@@ -76,72 +68,6 @@ def column_units(line: str, column: int, encoding: str = "utf-16") -> int:
     if encoding == "utf-32":
         return len(prefix)
     return len(prefix.encode("utf-16-le", "surrogatepass")) // 2
-
-
-# --- the # noqa quick fix -------------------------------------------------------------------
-
-Insertion = Tuple[int, int, str]  # 1-based line, code-point column, text to insert
-
-
-def noqa_insertion(text: str, first_line: int, last_line: int, code: str) -> Optional[Insertion]:
-    """Where to add ``code`` to a ``# noqa`` so that the statement spanning ``first_line`` to
-    ``last_line`` is silenced for it: an existing ``# noqa: CODES`` in the statement gets
-    ``,CODE``; otherwise the first line a comment can end gets ``  # noqa: CODE``. None when
-    the statement is already silenced for ``code``."""
-    lines = source_lines(text)
-    last_line = min(max(first_line, last_line), len(lines))
-    comments = _comments(text)
-    statement = range(first_line, last_line + 1)
-    noqas = {n: m for n in statement if n in comments for m in [_noqa_match(comments[n][1])] if m}
-    for match in noqas.values():
-        if not match.group("codes") or any(code.startswith(c) for c in _codes(match)):
-            return None
-    if noqas:
-        number = min(noqas)
-        return number, comments[number][0] + noqas[number].end(), f",{code}"
-    number = _line_for_comment(text, lines, first_line, last_line)
-    return number, len(lines[number - 1].rstrip()), f"  # noqa: {code}"
-
-
-def _noqa_match(comment: str) -> Optional["re.Match[str]"]:
-    return NOQA.search(comment)
-
-
-def _codes(match: "re.Match[str]") -> List[str]:
-    return [c.upper() for c in re.split(r"[,\s]+", match.group("codes")) if c]
-
-
-def _comments(text: str) -> Dict[int, Tuple[int, str]]:
-    """line -> (column, text) of its comment; empty when the text does not tokenize."""
-    out: Dict[int, Tuple[int, str]] = {}
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type == tokenize.COMMENT:
-                out[token.start[0]] = (token.start[1], token.string)
-    except (tokenize.TokenError, SyntaxError):
-        pass
-    return out
-
-
-def _line_for_comment(text: str, lines: List[str], first: int, last: int) -> int:
-    """The first line of the statement whose end is not inside a multi-line string and not a
-    backslash continuation; the statement's last line otherwise (a comment may always end it)."""
-    inside = _lines_inside_tokens(text)
-    for number in range(first, last + 1):
-        if number not in inside and not lines[number - 1].rstrip().endswith("\\"):
-            return number
-    return last
-
-
-def _lines_inside_tokens(text: str) -> Set[int]:
-    inside: Set[int] = set()
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.start[0] < token.end[0] and token.type not in (tokenize.NL, tokenize.NEWLINE):
-                inside.update(range(token.start[0], token.end[0]))
-    except (tokenize.TokenError, SyntaxError):
-        pass
-    return inside
 
 
 # --- debouncing -----------------------------------------------------------------------------

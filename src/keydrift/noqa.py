@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from typing import Dict, FrozenSet, Iterable, List, Union
+from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
 
 from keydrift.source import SourceError, decode_source
 from keydrift.types import Finding
@@ -24,6 +24,7 @@ NOQA_WORD = re.compile(r"noqa", re.IGNORECASE)
 ALL_CODES: FrozenSet[str] = frozenset({""})  # the empty prefix matches every code
 
 NoqaMap = Dict[int, FrozenSet[str]]  # line -> code prefixes silenced on it
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the line ends LSP and tokenize count
 
 
 def noqa_lines(source: Union[str, bytes]) -> NoqaMap:
@@ -82,3 +83,69 @@ def _parse_comment(comment: str) -> Union[FrozenSet[str], None]:
     if not match.group("codes"):
         return ALL_CODES
     return frozenset(c.upper() for c in re.split(r"[,\s]+", match.group("codes")) if c)
+
+
+# --- adding a code to a statement's # noqa (the editor's quick fix, --add-noqa) -------------
+
+Insertion = Tuple[int, int, str]  # 1-based line, code-point column, text to insert
+
+
+def source_lines(text: str) -> List[str]:
+    return _LINE_BREAK.split(text)
+
+
+def noqa_insertion(text: str, first_line: int, last_line: int, code: str) -> Optional[Insertion]:
+    """Where to add ``code`` to a ``# noqa`` so that the statement spanning ``first_line`` to
+    ``last_line`` is silenced for it: an existing ``# noqa: CODES`` in the statement gets
+    ``,CODE``; otherwise the first line a comment can end gets ``  # noqa: CODE``. None when
+    the statement is already silenced for ``code``."""
+    lines = source_lines(text)
+    last_line = min(max(first_line, last_line), len(lines))
+    comments = _comment_positions(text)
+    statement = range(first_line, last_line + 1)
+    noqas = {n: m for n in statement if n in comments for m in [NOQA.search(comments[n][1])] if m}
+    for match in noqas.values():
+        if not match.group("codes") or any(code.startswith(c) for c in _codes(match)):
+            return None
+    if noqas:
+        number = min(noqas)
+        return number, comments[number][0] + noqas[number].end(), f",{code}"
+    number = _line_for_comment(text, lines, first_line, last_line)
+    return number, len(lines[number - 1].rstrip()), f"  # noqa: {code}"
+
+
+def _codes(match: "re.Match[str]") -> List[str]:
+    return [c.upper() for c in re.split(r"[,\s]+", match.group("codes")) if c]
+
+
+def _comment_positions(text: str) -> Dict[int, Tuple[int, str]]:
+    """line -> (column, text) of its comment; empty when the text does not tokenize."""
+    out: Dict[int, Tuple[int, str]] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                out[token.start[0]] = (token.start[1], token.string)
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return out
+
+
+def _line_for_comment(text: str, lines: List[str], first: int, last: int) -> int:
+    """The first line of the statement whose end is not inside a multi-line string and not a
+    backslash continuation; the statement's last line otherwise (a comment may always end it)."""
+    inside = _lines_inside_tokens(text)
+    for number in range(first, last + 1):
+        if number not in inside and not lines[number - 1].rstrip().endswith("\\"):
+            return number
+    return last
+
+
+def _lines_inside_tokens(text: str) -> Set[int]:
+    inside: Set[int] = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.start[0] < token.end[0] and token.type not in (tokenize.NL, tokenize.NEWLINE):
+                inside.update(range(token.start[0], token.end[0]))
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return inside

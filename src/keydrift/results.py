@@ -16,7 +16,7 @@ import os
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 from keydrift.diskcache import CACHE_DIRECTORY, DiskCache, code_fingerprint, digest, directory_mtime, file_digest
-from keydrift.types import Config, Finding, Location
+from keydrift.types import Config, Finding, FixFacts, Location, Span
 
 # Results that depend on the machine's load or on a keydrift bug are not worth keeping.
 _UNCACHED_CODES = ("KD901",)
@@ -83,7 +83,22 @@ def _current(dependency: str) -> str:
 def _finding_to_json(finding: Finding) -> Dict[str, Any]:
     return {"code": finding.code, "message": finding.message, "path": finding.path, "line": finding.line,
             "col": finding.col, "end_line": finding.end_line, "fingerprint": list(finding.fingerprint),
-            "related": [[r.path, r.line, r.col, r.note] for r in finding.related]}
+            "related": [[r.path, r.line, r.col, r.note] for r in finding.related],
+            "end_col": finding.end_col, "fix": _fix_to_json(finding.fix)}
+
+
+def _fix_to_json(fix: Optional[FixFacts]) -> Optional[List[Any]]:
+    if fix is None:
+        return None
+    t = fix.target
+    return [[t.line, t.col, t.end_line, t.end_col], fix.entity, fix.field, fix.normalizer]
+
+
+def _fix_from_json(item: Optional[Sequence[Any]]) -> Optional[FixFacts]:
+    if item is None:
+        return None
+    (line, col, end_line, end_col), entity, field, normalizer = item
+    return FixFacts(Span(int(line), int(col), int(end_line), int(end_col)), str(entity), str(field), str(normalizer))
 
 
 def _finding_from_json(item: Dict[str, Any]) -> Finding:
@@ -91,4 +106,5 @@ def _finding_from_json(item: Dict[str, Any]) -> Finding:
     return Finding(code=str(item["code"]), message=str(item["message"]), path=str(item["path"]),
                    line=int(item["line"]), col=int(item["col"]), end_line=int(item["end_line"]),
                    related=tuple(Location(str(p), int(l), int(c), str(n)) for p, l, c, n in related),
-                   fingerprint=tuple(str(part) for part in item["fingerprint"]))
+                   fingerprint=tuple(str(part) for part in item["fingerprint"]),
+                   end_col=int(item.get("end_col", 0)), fix=_fix_from_json(item.get("fix")))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Tuple
+from typing import Dict, Optional, Tuple
 
 
 @dataclass(frozen=True)
@@ -14,6 +14,27 @@ class Location:
     line: int  # 1-based
     col: int  # 0-based, like ast's col_offset
     note: str = ""  # what happens here, e.g. "read by domain.url"
+
+
+@dataclass(frozen=True)
+class Span:
+    """An exact source range: 1-based lines, 0-based columns, the end column exclusive."""
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+
+@dataclass(frozen=True)
+class FixFacts:
+    """What a fix needs to know beyond the finding's position and the source text (see
+    keydrift.fixes): the expression to rewrite and, for key fixes, the key and its normalizer."""
+
+    target: Span
+    entity: str = ""
+    field: str = ""
+    normalizer: str = ""  # qualified name of the configured normalizer to apply to ``target``
 
 
 @dataclass(frozen=True)
@@ -30,6 +51,9 @@ class Finding:
     related: Tuple[Location, ...] = ()
     # Stable identity for baselines: entity, field, transformation, enclosing function.
     fingerprint: Tuple[str, ...] = ()
+    # Where the reported node ends on ``end_line`` (0-based, exclusive); 0 when unknown.
+    end_col: int = 0
+    fix: Optional[FixFacts] = None
 
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.col, self.code, self.message)

@@ -95,6 +95,16 @@ class Mismatch:
 
 
 @dataclass(frozen=True)
+class RawFix:
+    """What a fix needs (see ``types.FixFacts``), with the node to rewrite instead of its span."""
+
+    target: cst.CSTNode
+    entity: str = ""
+    field: str = ""
+    normalizer: str = ""
+
+
+@dataclass(frozen=True)
 class RawFinding:
     """A finding before positions are known: rules produce these, the engine resolves nodes."""
 
@@ -103,3 +113,4 @@ class RawFinding:
     node: cst.CSTNode
     related: Tuple[Tuple[cst.CSTNode, str], ...] = ()
     fingerprint: Tuple[str, ...] = field(default=())
+    fix: Optional[RawFix] = None  # set by rules whose fix needs more than the reported node

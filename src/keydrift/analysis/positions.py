@@ -7,13 +7,13 @@ finding, over the same tree (no copy), after the analysis is done.
 from __future__ import annotations
 
 import ast
-from typing import Any, Dict, Iterable, List, Sequence
+from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from keydrift.analysis.facts import RawFinding
-from keydrift.types import Finding, Location
+from keydrift.analysis.facts import RawFinding, RawFix
+from keydrift.types import Finding, FixFacts, Location, Span
 
 
 def line_ref(index: int) -> str:
@@ -44,8 +44,18 @@ def resolve_positions(module: cst.Module, raw: Iterable[RawFinding], path: str) 
             end_line=where.end.line,
             related=related,
             fingerprint=item.fingerprint,
+            end_col=where.end.column,
+            fix=_fix_facts(item.fix, positions),
         ))
     return findings
+
+
+def _fix_facts(fix: Optional[RawFix], positions: Dict[cst.CSTNode, CodeRange]) -> Optional[FixFacts]:
+    where = positions.get(fix.target) if fix is not None else None
+    if fix is None or where is None:
+        return None
+    span = Span(where.start.line, where.start.column, where.end.line, where.end.column)
+    return FixFacts(span, fix.entity, fix.field, fix.normalizer)
 
 
 # -- statement lines without PositionProvider ----------------------------------------------
