@@ -262,3 +262,68 @@ def test_flake8_stdin_with_display_name_uses_the_project_index(tmp_path):
     out = done.stdout.decode()
     assert done.returncode == 1, done.stderr.decode()
     assert out.startswith("app/views.py:7:5: KD102 ") and "save_page() (app/store.py:2)" in out
+
+
+NORMALIZER = textwrap.dedent("""\
+    from urllib.parse import urlsplit
+
+
+    def canonical_path(path):
+        return path.rstrip("/")  # the stored form
+
+
+    def normalize_host(url):
+        parts = urlsplit(url if "://" in url else "https://" + url)
+        host = parts.hostname or ""
+        return host
+""")
+
+
+def apply_text_edit(text: str, edit: Dict[str, Any]) -> str:
+    """Apply one LSP TextEdit (ASCII text: UTF-16 units are code points) to ``text``."""
+    lines = text.splitlines(True)
+
+    def offset(position: Dict[str, int]) -> int:
+        return sum(len(line) for line in lines[:position["line"]]) + position["character"]
+
+    start, end = offset(edit["range"]["start"]), offset(edit["range"]["end"])
+    return text[:start] + edit["newText"] + text[end:]
+
+
+def test_lsp_quick_fixes_apply_the_fix_beside_the_noqa_action(tmp_path, lsp_server):
+    (tmp_path / "pyproject.toml").write_text("[tool.keydrift]\n")
+    (tmp_path / "app").mkdir()
+    module = tmp_path / "app" / "urls.py"
+    module.write_text(NORMALIZER)
+    uri = module.as_uri()
+    client = lsp_server
+    client.request("initialize", {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}})
+    client.notify("initialized", {})
+    client.notify("textDocument/didOpen", {"textDocument": {
+        "uri": uri, "languageId": "python", "version": 1, "text": NORMALIZER}})
+    diagnostics = client.diagnostics_for(uri, lambda d: len(d) == 2)
+    by_code = {d["code"]: d for d in diagnostics}
+
+    def actions_for(diagnostic: Dict[str, Any]) -> List[Dict[str, Any]]:
+        return client.request("textDocument/codeAction", {
+            "textDocument": {"uri": uri}, "range": diagnostic["range"],
+            "context": {"diagnostics": [diagnostic]}})
+
+    fix, noqa = actions_for(by_code["KD403"])
+    assert fix["title"] == 'Put the root back: add `or "/"`' and fix["isPreferred"] is True
+    assert noqa["title"].startswith("Suppress KD403")
+    [edit] = fix["edit"]["changes"][uri]
+    assert apply_text_edit(NORMALIZER, edit) == NORMALIZER.replace('rstrip("/")', 'rstrip("/") or "/"')
+
+    fix, _ = actions_for(by_code["KD402"])
+    assert fix["title"].endswith("(unsafe fix)") and not fix.get("isPreferred")
+    [edit] = fix["edit"]["changes"][uri]
+    assert apply_text_edit(NORMALIZER, edit) == NORMALIZER.replace(
+        '    host = parts.hostname or ""\n',
+        '    host = parts.hostname\n'
+        '    if not host:\n'
+        '        raise ValueError(f"URL without a host: {url!r}")\n')
+
+    assert client.request("shutdown", None) is None
+    client.notify("exit", None)
+    assert client.process.wait(timeout=TIMEOUT) == 0

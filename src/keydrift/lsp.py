@@ -5,8 +5,9 @@ typing (``DEBOUNCE_SECONDS``) when it changes. The document's text is analyzed a
 editor, under the configuration of the nearest ``pyproject.toml`` (the workspace folder is the
 project root when there is none); imports are resolved through the process's project index,
 which is kept between requests and revalidates each module by content hash. A diagnostic
-carries the finding's related locations (the read, the write, ...) as related information, and
-a quick fix adds ``# noqa: KDxxx`` to the reported statement.
+carries the finding's related locations (the read, the write, ...) as related information; its
+quick fixes are the finding's fix (keydrift.fixes; unsafe ones say so in their title) and one
+that adds ``# noqa: KDxxx`` to the reported statement.
 
 pygls is an optional dependency (``pip install 'keydrift[lsp]'``), imported only by
 ``build_server``; the helpers above it are plain Python. pygls 1.x and 2.x are supported.
@@ -130,7 +131,7 @@ def build_server() -> Any:
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
     def code_action(ls: Any, params: Any) -> List[Any]:
-        return linter.noqa_actions(params)
+        return linter.fix_actions(params) + linter.noqa_actions(params)
 
     return server
 
@@ -210,7 +211,7 @@ class _Linter:
             code=finding.code,
             source=SOURCE,
             related_information=related or None,
-            data={"code": finding.code, "line": finding.line,
+            data={"code": finding.code, "line": finding.line, "col": finding.col,
                   "end_line": max(finding.line, finding.end_line)},
         )
 
@@ -244,6 +245,42 @@ class _Linter:
                 if action is not None:
                     actions.append(action)
         return actions
+
+    def fix_actions(self, params: Any) -> List[Any]:
+        """Each keydrift diagnostic's fix, computed afresh from the document's text."""
+        uri = params.text_document.uri
+        ours = [d for d in params.context.diagnostics if d.source == SOURCE]
+        document = self._document(uri)
+        path = _document_path(document)
+        if not ours or not _is_python(document, path):
+            return []
+        try:
+            config = config_for(path, self._workspace_root())
+        except ConfigError:
+            return []
+        from keydrift.fixes.editor import fix_edit  # loads libcst: only when an action is asked for
+
+        text = document.source
+        findings = document_findings(text, path, config)
+        actions = []
+        for diagnostic in ours:
+            for finding in findings:
+                if _same_place(finding, diagnostic):
+                    edit = fix_edit(text, finding, config)
+                    if edit is not None:
+                        actions.append(self._fix_action(uri, text, diagnostic, edit))
+        return actions
+
+    def _fix_action(self, uri: str, text: str, diagnostic: Any, edit: Any) -> Any:
+        t = self.types
+        lines = source_lines(text)
+        start = t.Position(line=edit.line - 1, character=self._units(lines[edit.line - 1], edit.col))
+        end = t.Position(line=edit.end_line - 1, character=self._units(lines[edit.end_line - 1], edit.end_col))
+        title = edit.title if edit.safe else f"{edit.title} (unsafe fix)"
+        return t.CodeAction(title=title, kind=t.CodeActionKind.QuickFix, diagnostics=[diagnostic],
+                            is_preferred=edit.safe,
+                            edit=t.WorkspaceEdit(changes={uri: [t.TextEdit(range=t.Range(start=start, end=end),
+                                                                           new_text=edit.text)]}))
 
     def _noqa_action(self, uri: str, text: str, diagnostic: Any) -> Optional[Any]:
         t = self.types
@@ -294,6 +331,14 @@ class _Linter:
             self.server.window_show_message(t.ShowMessageParams(type=t.MessageType.Error, message=message))
         else:
             self.server.show_message(message, t.MessageType.Error)
+
+
+def _same_place(finding: Finding, diagnostic: Any) -> bool:
+    data = diagnostic.data if isinstance(diagnostic.data, dict) else {}
+    code = str(data.get("code") or diagnostic.code or "")
+    line = int(data.get("line") or diagnostic.range.start.line + 1)
+    column = data.get("col")
+    return finding.code == code and finding.line == line and (column is None or finding.col == int(column))
 
 
 def _is_python(document: Any, path: str) -> bool:
