@@ -1,4 +1,4 @@
-"""The ``keydrift`` command: ``check``, ``rules``, ``explain``, ``lsp``.
+"""The ``keydrift`` command: ``check``, ``rules``, ``explain``, ``lsp``, ``audit-db`` (``audit/``).
 
 Exit status: 0 no findings, 1 findings, 2 a usage or configuration error. A file that cannot
 be read or parsed is reported as a KD900 finding and the run goes on.
@@ -21,6 +21,7 @@ from typing import Iterator, List, Optional, Sequence, Set, Tuple
 
 from keydrift import __version__
 from keydrift.analysis.boundary import boundary_warnings
+from keydrift.audit.command import add_parser as add_audit_parser
 from keydrift.diskcache import CACHE_DIRECTORY
 from keydrift.baseline import BaselineError, new_findings, write_baseline
 from keydrift.config import (
@@ -111,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     lsp = commands.add_parser("lsp", help="run the language server on stdin/stdout (needs keydrift[lsp])")
     lsp.set_defaults(handler=run_lsp)
+
+    add_audit_parser(commands)
     return parser
 
 

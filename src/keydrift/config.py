@@ -31,6 +31,8 @@ _REPOSITORY_MARKERS = (".git", ".hg")
 _LIST_KEYS = ("boundary", "normalizers", "exclude", "select", "ignore", "readers", "writers", "tables")
 _PER_FILE_KEYS = ("per-file-ignores", "per_file_ignores")
 KNOWN_KEYS = _LIST_KEYS + _PER_FILE_KEYS
+# tables of their own, read by the command that uses them ([tool.keydrift.audit]: audit/settings.py)
+SUBTABLES = ("audit",)
 
 _CODE = re.compile(r"[A-Z]+[0-9]*")
 _DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
@@ -180,6 +182,8 @@ def _build_config(table: Dict[str, Any], root: str, pyproject: str, shown: str) 
         return ConfigError(f"{shown}: [tool.keydrift] {message}")
 
     for key in table:
+        if key in SUBTABLES:
+            continue
         if key not in KNOWN_KEYS:
             raise fail(f"unknown key {key!r}{_suggestion(key)}")
     if all(k in table for k in _PER_FILE_KEYS):

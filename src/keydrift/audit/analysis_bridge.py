@@ -1,0 +1,79 @@
+"""The audit's only doors into the linter's analysis, in one place: module names, unique
+declarations (``analysis/uniqueness.py``) and key accesses (the key-flow analysis). Keeping
+them here means a change of those modules' internals is met in one file."""
+
+from __future__ import annotations
+
+import os
+from typing import Dict, Iterator, Tuple
+
+from keydrift.analysis.boundary import is_test_module
+from keydrift.analysis.normalizers import module_name_of
+from keydrift.frameworks import schema
+from keydrift.types import Config
+
+UniqueColumn = Tuple[str, str, int, str, Dict[str, str]]  # entity, column, line, via, table -> class
+
+
+def module_name(path: str, config: Config) -> str:
+    return module_name_of(path, config)
+
+
+def not_production(module: str) -> bool:
+    """Test and migration modules: the rules ignore their schema, so does the audit."""
+    from keydrift.analysis.uniqueness import not_production_schema
+
+    return is_test_module(module) or not_production_schema(module)
+
+
+def unique_columns(text: str, path: str, config: Config) -> Iterator[UniqueColumn]:
+    """Columns of the unique declarations KD3 looks at (natural keys), canonicalized or not:
+    the code may canonicalize today and the data still hold yesterday's spellings."""
+    import libcst as cst
+    from keydrift.analysis.uniqueness import SchemaReader
+
+    try:
+        module = cst.parse_module(text)
+        reader = SchemaReader(config)
+        reader.read(module)
+    except Exception:  # noqa: BLE001 - a file the analysis cannot read has no columns to give
+        return
+    facts = reader.facts
+    if not facts.declarations:
+        return
+    lines = _line_numbers(module)
+    for declaration in facts.declarations:
+        for column in declaration.columns:
+            name = column.rsplit(".", 1)[-1]
+            if schema.natural_key_kind(name) is None:
+                continue
+            yield (declaration.entity, name, lines.get(id(declaration.node), 0), declaration.via,
+                   dict(facts.table_of_class))
+
+
+def _line_numbers(module: object) -> Dict[int, int]:
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # type: ignore[arg-type]
+    positions = wrapper.resolve(PositionProvider)
+    return {id(node): position.start.line for node, position in positions.items()
+            if isinstance(node, (cst.CSTNode,))}
+
+
+def key_accesses(data: bytes, path: str, config: Config) -> Iterator[Tuple[str, str, str]]:
+    """(read|write, entity, field) of every key access the key-flow analysis finds."""
+    from keydrift.analysis.module import analyze
+    from keydrift.analysis.project import module_name_for, project_index
+    from keydrift.diskcache import digest
+
+    try:
+        project = project_index(config, use_cache=config.cache)
+        file = os.path.abspath(path)
+        name, is_package = module_name_for(file, project.root)
+        module, _ = project.parse(file, digest(data), data, name)
+        facts = analyze(module, path, config, project, name, is_package, file).facts()
+    except Exception:  # noqa: BLE001 - the linter reports what it cannot analyze; the audit goes on
+        return
+    for access in facts.accesses:
+        yield access.kind, access.entity, access.field

@@ -1,0 +1,187 @@
+"""``keydrift audit-db DATABASE_URL [PATH ...]``: the command line, and the run that ties the
+audit's modules together (discovery -> reflection -> queries -> report and plan)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from contextlib import ExitStack, nullcontext
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from keydrift.audit.model import AuditError, ColumnReport, KeyColumn, Reference, Skipped
+
+DEFAULT_TOP = 10
+
+
+def add_parser(commands: Any) -> None:
+    """Registers ``audit-db`` on the ``keydrift`` command's subparsers."""
+    audit = commands.add_parser(
+        "audit-db", help="find key drift already in a database (read-only; needs keydrift[db])",
+        description="Group each key column of the database by its normal form and report the keys "
+                    "written in more than one spelling. Key columns come from the project's code. "
+                    "Read-only: nothing is written to the database.")
+    audit.add_argument("url", nargs="?", default="", metavar="DATABASE_URL",
+                       help="sqlite:///app.db or postgresql://user:password@host/db "
+                            "(default: $KEYDRIFT_DATABASE_URL)")
+    audit.add_argument("paths", nargs="*", default=["."], metavar="PATH",
+                       help="the project's files or directories to read key columns from; default '.'")
+    audit.add_argument("--format", choices=("text", "json"), default="text")
+    audit.add_argument("--output", metavar="FILE", help="write the report to FILE")
+    audit.add_argument("--plan", metavar="FILE", help="write the repair as reviewable SQL to FILE (never run)")
+    audit.add_argument("--normalizer", action="append", default=[], metavar="[KIND=]MODULE:FUNCTION",
+                       help="normalize keys (of one kind: url, email, ...) with the project's function; "
+                            "this imports the project's module, which keydrift otherwise never does")
+    audit.add_argument("--url-steps", metavar="STEPS",
+                       help="steps of the built-in URL normal form, comma-separated "
+                            "(default: scheme,case,port,www,slash)")
+    audit.add_argument("--schema", metavar="NAME", help="the database schema to audit (default: the connection's)")
+    audit.add_argument("--only", action="append", default=[], metavar="TABLE.COLUMN",
+                       help="audit only this key column (repeatable)")
+    audit.add_argument("--top", type=int, default=DEFAULT_TOP, metavar="N",
+                       help=f"show the N worst keys of each column (default {DEFAULT_TOP})")
+    audit.add_argument("--config", metavar="FILE", help="the pyproject.toml to use")
+    audit.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    audit.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        with warnings.catch_warnings():
+            # SQLAlchemy warns about what it cannot reflect (expression indexes): not the user's concern
+            warnings.filterwarnings("ignore", module=r"sqlalchemy\.")
+            warnings.filterwarnings("ignore", message=r".*(reflection|reflect)")
+            return _run(args)
+    except AuditError as exc:
+        print(f"keydrift: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    from keydrift.audit import connect, forms, reflect
+    from keydrift.audit.discovery import key_columns
+    from keydrift.audit.settings import load_settings
+    from keydrift.config import ConfigError, load_config, load_config_file
+
+    if args.url and "://" not in args.url and os.environ.get(connect.ENVIRONMENT_VARIABLE):
+        # `keydrift audit-db app/` with the URL in the environment: the argument is a path
+        args.paths = [args.url] + (args.paths if args.paths != ["."] else [])
+        args.url = ""
+    url = connect.database_url(args.url)
+    if args.top < 0:
+        raise AuditError("--top must be 0 or more")
+    missing = [p for p in args.paths if not os.path.exists(p)]
+    if missing:
+        raise AuditError(f"{missing[0]}: no such file or directory")
+    try:
+        config = load_config_file(args.config) if args.config else load_config(args.paths[0])
+    except ConfigError as exc:
+        raise AuditError(str(exc)) from None
+    settings = load_settings(config.config_file)
+    steps = forms.parse_url_steps(args.url_steps) if args.url_steps is not None else settings.url_steps
+    engine, shown = connect.open_engine(url)
+    connect.check_connection(engine, shown)
+    normalizers = forms.parse_normalizers(args.normalizer, config.root)
+    keys, skipped = key_columns(list(args.paths), config, settings.columns)
+    keys = _selected(keys, settings.ignore, skipped)
+    try:
+        schema = reflect.Schema(engine, args.schema)
+        targets, missing_columns = reflect.targets(schema, keys)
+    except AuditError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - reflection failing as a whole: permissions, schema
+        raise AuditError(f"cannot read the schema of {shown}: {connect.driver_message(exc)}") from None
+    skipped += missing_columns
+    _configured_references(schema, targets, settings.references, skipped)
+    if args.only:  # after references: a table left out still counts as referencing
+        wanted = {o.lower() for o in args.only}
+        targets = [t for t in targets if t.label.lower() in wanted or t.key.label.lower() in wanted]
+    if not targets:
+        _print_skipped(skipped)
+        raise AuditError(f"nothing to audit in {shown}: {len(keys)} key columns found in the code, "
+                         "none of them readable in the database" if keys else
+                         f"no key columns found in {' '.join(args.paths)} (list them under [tool.keydrift.audit] columns)")
+    reports = _audit(engine, args, targets, normalizers, steps, skipped, shown)
+    from keydrift.audit.report import render
+
+    _write(render(args.format, shown, reports, skipped), args.output)
+    return 1 if any(r.groups for r in reports) else 0
+
+
+def _selected(keys: List[KeyColumn], ignore: frozenset, skipped: List[Skipped]) -> List[KeyColumn]:
+    ignored = {i.lower() for i in ignore}
+    out = []
+    for key in keys:
+        if key.label.lower() in ignored:
+            skipped.append(Skipped(key.label, "ignored in [tool.keydrift.audit]"))
+        else:
+            out.append(key)
+    return out
+
+
+def _configured_references(schema: Any, targets: List[Any], references: Dict[Tuple[str, str], Tuple[str, str]],
+                           skipped: List[Skipped]) -> None:
+    for (table, column), (key_table, key_column) in references.items():
+        target = next((t for t in targets if t.table.lower() == key_table.lower()
+                       and t.column.lower() == key_column.lower()), None)
+        real_table = schema.table(table)
+        real_column = schema.column(real_table, column) if real_table else None
+        if target is None or real_column is None:
+            skipped.append(Skipped(f"{table}.{column}", f"reference to {key_table}.{key_column}: "
+                                   f"{'no such column in the database' if real_column is None else 'that key is not audited'}"))
+            continue
+        target.references.append(Reference(real_table, real_column, "same key"))
+
+
+def _audit(engine: Any, args: argparse.Namespace, targets: List[Any], normalizers: Dict[str, Any],
+           steps: frozenset, skipped: List[Skipped], shown: str) -> List[ColumnReport]:
+    from keydrift.audit.audit import audit_column, form_for
+    from keydrift.audit.plan import PlanWriter, footer, header
+    from keydrift.audit.queries import Queries
+
+    queries = Queries(engine, args.schema)
+    reports: List[ColumnReport] = []
+    with ExitStack() as stack:
+        plan_file = _open_plan(args.plan, stack)
+        if plan_file:
+            header(plan_file, shown)
+        writer = PlanWriter(plan_file, queries) if plan_file else None
+        for target in targets:
+            form = form_for(target.key, normalizers, steps)
+            if form is None:
+                skipped.append(Skipped(target.label, f"no built-in normal form for a {target.key.kind or 'column'} "
+                                                      "named so: pass --normalizer or give it a kind under "
+                                                      "[tool.keydrift.audit] columns"))
+                continue
+            report = audit_column(queries, target, form, args, skipped, writer)
+            if report is not None:
+                reports.append(report)
+        if plan_file:
+            footer(plan_file)
+    return reports
+
+
+def _open_plan(path: Optional[str], stack: ExitStack) -> Any:
+    if not path:
+        return None
+    try:
+        return stack.enter_context(open(path, "w", encoding="utf-8"))
+    except OSError as exc:
+        raise AuditError(f"cannot write the plan to {path}: {exc.strerror or exc}") from None
+
+
+def _print_skipped(skipped: Sequence[Skipped]) -> None:
+    for item in skipped:
+        print(f"keydrift: skipped {item.label}: {item.reason}", file=sys.stderr)
+
+
+def _write(report: str, output: Optional[str]) -> None:
+    """The report on stdout, or in ``output``."""
+    try:
+        stream = open(output, "w", encoding="utf-8") if output else None
+    except OSError as exc:
+        raise AuditError(f"cannot write {output}: {exc.strerror or exc}") from None
+    with stream or nullcontext(sys.stdout) as target:
+        target.write(report)
+        target.flush()
