@@ -103,6 +103,9 @@ def _run(args: argparse.Namespace) -> int:
                          "none of them readable in the database" if keys else
                          f"no key columns found in {' '.join(args.paths)} (list them under [tool.keydrift.audit] columns)")
     reports = _audit(engine, args, targets, normalizers, steps, skipped, shown)
+    if not reports:
+        _print_skipped(skipped)
+        raise AuditError(f"no key column of {shown} could be audited (see the skipped columns above)")
     from keydrift.audit.report import render
 
     _write(render(args.format, shown, reports, skipped), args.output)
