@@ -91,14 +91,15 @@ def _fix_to_json(fix: Optional[FixFacts]) -> Optional[List[Any]]:
     if fix is None:
         return None
     t = fix.target
-    return [[t.line, t.col, t.end_line, t.end_col], fix.entity, fix.field, fix.normalizer]
+    return [[t.line, t.col, t.end_line, t.end_col], fix.entity, fix.field, fix.normalizer, fix.value]
 
 
 def _fix_from_json(item: Optional[Sequence[Any]]) -> Optional[FixFacts]:
     if item is None:
         return None
-    (line, col, end_line, end_col), entity, field, normalizer = item
-    return FixFacts(Span(int(line), int(col), int(end_line), int(end_col)), str(entity), str(field), str(normalizer))
+    (line, col, end_line, end_col), entity, field, normalizer, value = item
+    return FixFacts(Span(int(line), int(col), int(end_line), int(end_col)), str(entity), str(field),
+                    str(normalizer), str(value))
 
 
 def _finding_from_json(item: Dict[str, Any]) -> Finding:

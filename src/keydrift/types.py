@@ -29,12 +29,14 @@ class Span:
 @dataclass(frozen=True)
 class FixFacts:
     """What a fix needs to know beyond the finding's position and the source text (see
-    keydrift.fixes): the expression to rewrite and, for key fixes, the key and its normalizer."""
+    keydrift.fixes): the expression to rewrite and, for key fixes, the key, its normalizer and
+    the value to apply it to."""
 
     target: Span
     entity: str = ""
     field: str = ""
-    normalizer: str = ""  # qualified name of the configured normalizer to apply to ``target``
+    normalizer: str = ""  # the normalizer to apply, as called in the module (``normalize_email``)
+    value: str = ""  # the key's expression inside ``target`` that lacks it, as written
 
 
 @dataclass(frozen=True)

@@ -102,6 +102,7 @@ class RawFix:
     entity: str = ""
     field: str = ""
     normalizer: str = ""
+    value: str = ""
 
 
 @dataclass(frozen=True)

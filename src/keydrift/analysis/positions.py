@@ -55,7 +55,7 @@ def _fix_facts(fix: Optional[RawFix], positions: Dict[cst.CSTNode, CodeRange]) -
     if fix is None or where is None:
         return None
     span = Span(where.start.line, where.start.column, where.end.line, where.end.column)
-    return FixFacts(span, fix.entity, fix.field, fix.normalizer)
+    return FixFacts(span, fix.entity, fix.field, fix.normalizer, fix.value)
 
 
 # -- statement lines without PositionProvider ----------------------------------------------

@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Dict, List, Optional
 
 from keydrift.fixes import (
-    kd401_urlsplit_without_scheme, kd402_missing_host_fallback, kd403_root_path_stripped,
+    kd1_normalize_both_sides, kd2_normalizer_at_boundary, kd401_urlsplit_without_scheme, kd402_missing_host_fallback,
+    kd403_root_path_stripped,
 )
 from keydrift.fixes._base import Fix, Fixer
 from keydrift.fixes._document import Document
@@ -23,6 +24,8 @@ FIXERS: Dict[str, Fixer] = {
     kd401_urlsplit_without_scheme.CODE: kd401_urlsplit_without_scheme.fix,
     kd402_missing_host_fallback.CODE: kd402_missing_host_fallback.fix,
     kd403_root_path_stripped.CODE: kd403_root_path_stripped.fix,
+    **{code: kd1_normalize_both_sides.fix for code in kd1_normalize_both_sides.CODES},
+    **{code: kd2_normalizer_at_boundary.fix for code in kd2_normalizer_at_boundary.CODES},
 }
 
 

@@ -15,7 +15,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from keydrift.fixes._base import Fix, Replacement
 from keydrift.fixes._document import Document
@@ -120,14 +120,36 @@ def render(document: Document, fixes: Sequence[Fix]) -> Optional[bytes]:
     """The module with ``fixes`` applied, or None if the result does not compile."""
     replacements: Dict[cst.CSTNode, Replacement] = {node: new for fix in fixes for node, new in fix.edits}
     module = document.module.visit(_Replace(replacements))
-    imports = [i for fix in fixes for i in fix.imports]
-    if imports:
-        context = CodemodContext()
-        for module_name, name in imports:
-            AddImportsVisitor.add_needed_import(context, module_name, name)
-        module = AddImportsVisitor(context).transform_module(module)
+    module = _with_imports(module, fixes)
     out = module.bytes
     return out if compiles(out) else None
+
+
+def _with_imports(module: cst.Module, fixes: Sequence[Fix]) -> cst.Module:
+    added = [i for fix in fixes for i in fix.imports]
+    unused = [i for fix in fixes for i in fix.unused_imports]
+    if added:
+        context = CodemodContext()
+        for module_name, name in added:
+            AddImportsVisitor.add_needed_import(context, module_name, name)
+        module = AddImportsVisitor(context).transform_module(module)
+    if unused:
+        context = CodemodContext()
+        for module_name, name in unused:
+            RemoveImportsVisitor.remove_unused_import(context, module_name, name)
+        module = _no_blank_start(RemoveImportsVisitor(context).transform_module(module))
+    return module
+
+
+def _no_blank_start(module: cst.Module) -> cst.Module:
+    """A removed first import leaves the blank lines that followed it at the top: drop them."""
+    if module.header or not module.body:
+        return module
+    first = module.body[0]
+    lines = list(getattr(first, "leading_lines", ()))
+    while lines and lines[0].comment is None:
+        lines.pop(0)
+    return module.with_changes(body=[first.with_changes(leading_lines=lines), *module.body[1:]])
 
 
 def compiles(source: bytes) -> bool:

@@ -24,6 +24,8 @@ class Fix:
     safe: bool
     edits: Tuple[Edit, ...]
     imports: Tuple[Tuple[str, str], ...] = ()  # (module, name) the edited code needs
+    # (module, name) imports the edit may leave unused: removed if nothing else uses them
+    unused_imports: Tuple[Tuple[str, str], ...] = ()
 
 
 # A rule's fix: None when the finding's code is not of a shape the fix can repair.

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Optional, Tuple
 
-from keydrift.analysis.facts import KeyAccess, Mismatch, RawFinding, Step
+import libcst as cst
+
+from keydrift.analysis.facts import NORMALIZER, KeyAccess, Mismatch, RawFinding, RawFix, Step
 from keydrift.analysis.positions import line_ref
+from keydrift.analysis.values import dotted_name
 
 MAX_TEXT = 60
 
@@ -26,11 +29,17 @@ def target(access: KeyAccess) -> str:
 
 
 def differing_steps(m: Mismatch) -> str:
+    read, write = _after_common_steps(m)
+    return steps_text(write or read)
+
+
+def _after_common_steps(m: Mismatch) -> Tuple[Tuple[Step, ...], Tuple[Step, ...]]:
+    """The read's and the write's steps after those they share."""
     read, write = m.read.value.steps, m.write.value.steps
     common = 0
     while common < min(len(read), len(write)) and read[common] == write[common]:
         common += 1
-    return steps_text(write[common:] or read[common:])
+    return read[common:], write[common:]
 
 
 def shown_location(where: str) -> str:
@@ -76,7 +85,24 @@ def finding(code: str, m: Mismatch, message: str) -> RawFinding:
         node=m.write.node,
         related=tuple(related),
         fingerprint=(code, m.write.entity, m.write.field, differing_steps(m), m.write.function),
+        fix=_normalize_other_side(m),
     )
+
+
+def _normalize_other_side(m: Mismatch) -> Optional[RawFix]:
+    """For the fix (keydrift.fixes): when one side's value differs from the other's only by one
+    normalizer call, the access of the other side, to apply it there too."""
+    extra_read, extra_write = _after_common_steps(m)
+    if not extra_read and len(extra_write) == 1:
+        lacking, step = m.read, extra_write[0]
+    elif not extra_write and len(extra_read) == 1:
+        lacking, step = m.write, extra_read[0]
+    else:
+        return None
+    callee = dotted_name(step.node.func) if isinstance(step.node, cst.Call) else ""
+    if step.kind != NORMALIZER or not callee or lacking.trace:
+        return None
+    return RawFix(lacking.node, lacking.entity, lacking.field, callee, lacking.value.text)
 
 
 def read_line() -> str:

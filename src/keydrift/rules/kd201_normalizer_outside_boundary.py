@@ -9,7 +9,7 @@ import libcst as cst
 from keydrift.analysis.tree import child_nodes
 
 from keydrift.analysis.boundary import Boundary, module_matches
-from keydrift.analysis.facts import RawFinding
+from keydrift.analysis.facts import RawFinding, RawFix
 from keydrift.analysis.values import dotted_name
 from keydrift.rules._base import Rule
 from keydrift.rules._examples import Invalid, Valid
@@ -122,7 +122,8 @@ class NormalizerOutsideBoundary(Rule):
             if boundary.inside(access.function, access.entity) is False:
                 reported.add(id(step.node))
                 yield self._finding(facts, step.node, name, boundary.describe(access.entity),
-                                    f"{access.entity}.{access.field}" if access.field != "*" else access.entity)
+                                    f"{access.entity}.{access.field}" if access.field != "*" else access.entity,
+                                    RawFix(step.node, access.entity, access.field))
         if analysis.config.normalizers and boundary.configured and not boundary.inside("", ""):
             for node, name in configured_calls(analysis):
                 if id(node) not in reported:
@@ -133,7 +134,8 @@ class NormalizerOutsideBoundary(Rule):
     def _own_module(analysis: object, name: str) -> bool:
         return name in analysis.units  # type: ignore[attr-defined]
 
-    def _finding(self, facts: object, node: cst.CSTNode, name: str, where: str, what: str) -> RawFinding:
+    def _finding(self, facts: object, node: cst.CSTNode, name: str, where: str, what: str,
+                 fix: Optional[RawFix] = None) -> RawFinding:
         path = getattr(facts, "path", "")
         return RawFinding(
             code=self.CODE,
@@ -141,6 +143,7 @@ class NormalizerOutsideBoundary(Rule):
                      f"normalize where {what} becomes a record, once"),
             node=node,
             fingerprint=(self.CODE, name, what),
+            fix=fix,
         )
 
 

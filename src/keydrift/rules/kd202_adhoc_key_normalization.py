@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Dict, Iterator, List, Set, Tuple
 
 from keydrift.analysis.boundary import Boundary
-from keydrift.analysis.facts import KeyAccess, RawFinding, Step
+from keydrift.analysis.facts import KeyAccess, RawFinding, RawFix, Step
 from keydrift.rules._base import Rule
 from keydrift.rules._examples import Invalid, Valid
 from keydrift.rules._kd2 import (
@@ -115,4 +115,5 @@ class AdHocKeyNormalization(Rule):
                          f"normalize it there, once"),
                 node=fresh[-1].node,  # the outermost call of the chain: one finding per value
                 fingerprint=(self.CODE, access.entity, access.field, labels, access.function),
+                fix=RawFix(fresh[-1].node, access.entity, access.field),
             )
