@@ -14,6 +14,7 @@ import libcst as cst
 
 from keydrift.analysis.facts import Step, Value
 from keydrift.analysis.values import Evaluator, code, last_name
+from keydrift.frameworks import schema
 
 # Methods that run whenever a record is stored.
 SAVING_METHODS = frozenset({"save", "clean", "full_clean", "before_save", "pre_save", "__init__"})
@@ -26,9 +27,6 @@ DJANGO_VALIDATION_METHODS = frozenset({"clean", "full_clean"})
 CONSTRUCTOR_REWRITE_KINDS = frozenset({"case", "whitespace", "slash", "url", "unicode", "idna", "slug", "normalizer"})
 SIGNALS = frozenset({"pre_save"})
 VALIDATOR_DECORATORS = frozenset({"validates"})
-CASE_INSENSITIVE_FIELD_PREFIXES = ("CI",)
-CASE_INSENSITIVE_TYPES = frozenset({"CITEXT", "CIText", "citext"})
-CASE_INSENSITIVE_COLLATION_WORDS = ("nocase", "_ci", "insensitive", "ci_")
 
 
 @dataclass(frozen=True)
@@ -63,6 +61,7 @@ def _attribute_rewrites(func: cst.FunctionDef, owner: str) -> Iterator[Tuple[str
     env: Dict[str, Value] = {}
     evaluator = Evaluator(env, {})
     params = set(_param_names(func)[1:]) if func.name.value == "__init__" else set()
+    kwargs = _star_kwargs(func)
     for small in _small_statements(_block(func.body)):
         if not isinstance(small, cst.Assign) or len(small.targets) != 1:
             continue
@@ -70,12 +69,38 @@ def _attribute_rewrites(func: cst.FunctionDef, owner: str) -> Iterator[Tuple[str
         if isinstance(target, cst.Name):  # lower_case = email.lower(); self.email = lower_case
             env[target.value] = evaluator.eval(small.value)
             continue
+        keyword = _keyword_argument(target, kwargs)
+        if keyword:  # kwargs["email"] = kwargs["email"].lower(); super().__init__(**kwargs)
+            value = evaluator.eval(small.value)
+            if value.steps and any(o.startswith(f"{kwargs}[") or o.startswith(f"{kwargs}.get(")
+                                   for o in value.origins):
+                yield keyword, value.steps
+            continue
         if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
                 and target.value.value == owner):
             continue
         value = evaluator.eval(small.value)
-        if value.steps and (f"{owner}.{target.attr.value}" in value.origins or value.origins & params):
+        if value.steps and (f"{owner}.{target.attr.value}" in value.origins or value.origins & params
+                            or any(o.startswith(f"{kwargs}[") for o in value.origins if kwargs)):
             yield target.attr.value, value.steps
+
+
+def _star_kwargs(func: cst.FunctionDef) -> str:
+    """The name of ``**kwargs`` of a constructor, else ""."""
+    star = func.params.star_kwarg
+    return star.name.value if func.name.value == "__init__" and star is not None else ""
+
+
+def _keyword_argument(target: cst.BaseExpression, kwargs: str) -> str:
+    """``kwargs["email"]`` as an assignment target in a constructor -> "email"."""
+    if not (kwargs and isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name)
+            and target.value.value == kwargs and len(target.slice) == 1):
+        return ""
+    index = target.slice[0].slice
+    if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+        value = index.value.evaluated_value
+        return value if isinstance(value, str) else ""
+    return ""
 
 
 def _decorator_call(func: cst.FunctionDef, names: FrozenSet[str]) -> Optional[cst.Call]:
@@ -116,15 +141,16 @@ def _signal_sender(func: cst.FunctionDef) -> str:
 
 
 def _case_insensitive(call: cst.Call) -> bool:
-    name = last_name(call.func)
-    if name.startswith(CASE_INSENSITIVE_FIELD_PREFIXES) and name[2:3].isupper():
+    """A field whose class, column type or collation ignores case (``frameworks/schema.py``
+    holds the one list KD3 reads too)."""
+    if schema.is_case_insensitive_class(last_name(call.func)):
         return True
     text = code(call)
-    if any(t in text for t in CASE_INSENSITIVE_TYPES):
+    if any(t in text for t in schema.CASE_INSENSITIVE_TYPES):
         return True
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value in ("db_collation", "collation"):
-            if any(w in code(arg.value).lower() for w in CASE_INSENSITIVE_COLLATION_WORDS):
+            if schema.is_case_insensitive_collation(code(arg.value)):
                 return True
     return False
 

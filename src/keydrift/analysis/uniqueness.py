@@ -9,12 +9,14 @@ two spellings of one value equal:
 
 - the model rewrites it when stored (``facts.info.rewrites``; ``save()``/``clean()``/
   ``__init__``/setter/``@validates`` assigning it through a canonicalizing call);
+- a unique shadow column is derived from it in a method (``self.uid = to_uid(self.username)``);
 - the column compares case-insensitively (``facts.info.field_absorbs``, ``CI*Field``, CITEXT,
   a case-insensitive collation, a MongoDB collation of strength 1 or 2);
 - a functional unique constraint covers it (``UniqueConstraint(Lower("email"))``,
   ``Index(func.lower(...), unique=True)``, ``CREATE UNIQUE INDEX ... (lower(email))``);
 - its field/type class stores a canonical value (a class in the module whose
-  ``get_prep_value``/``to_python``/``process_bind_param`` canonicalizes, or a class named so:
+  ``get_prep_value``/``to_python``/``process_bind_param`` canonicalizes the whole value, not a
+  part it cut out with ``split``/``partition``, or a class named so:
   ``LowercaseEmailField``, sqlalchemy_utils ``EmailType``);
 - the module calls a normalizer named for its kind (``normalize_email``, ``slugify``) or writes
   it through a canonicalizing step (a KD1 key access);
@@ -75,18 +77,21 @@ class UncanonicalKey:
 
     declaration: Declaration
     columns: Tuple[Tuple[str, str], ...]  # (column, natural-key kind)
+    partial_by: str = ""  # "the type class IdnaEmail": canonicalizes only a part of the value
 
 
 @dataclass
 class _Column:
     type: str = OTHER
     canonical_by: str = ""
+    partial_by: str = ""  # a field/type class that canonicalizes only a part of the value
 
 
 @dataclass
 class _FieldClass:
     text: bool
     canonical: bool
+    partial: bool = False  # its storing methods canonicalize a part of the value only
 
 
 @dataclass
@@ -146,6 +151,7 @@ class SchemaReader:
         self.table_variables: Dict[str, str] = {}  # users_table -> "users"
         self.seen_strings: Set[int] = set()
         self.methods: Dict[str, List[cst.FunctionDef]] = {}  # class -> its methods, not yet read
+        self.functions: Dict[str, cst.FunctionDef] = {}  # module-level functions, by name
 
     def read(self, module: cst.Module) -> None:
         self._field_classes(module.body)
@@ -176,9 +182,20 @@ class SchemaReader:
     def _function(self, node: cst.FunctionDef, owner: Optional[str]) -> None:
         if owner is not None:
             self.methods.setdefault(owner, []).append(node)  # read only if a key needs them
+            if _has_decorator(node, schema.DECLARED_ATTRIBUTE_DECORATORS):
+                self._declared_attribute(node, owner)
+                return
         else:
+            self.functions[node.name.value] = node
             self._pre_save_receiver(node)
         self._body(_suite(node.body), None)
+
+    def _declared_attribute(self, node: cst.FunctionDef, owner: str) -> None:
+        """SQLAlchemy ``@declared_attr def email(cls): return Column("email", ..., unique=True)``
+        declares the column the method returns, under the method's name."""
+        for small in _small_statements(_suite(node.body)):
+            if isinstance(small, cst.Return) and isinstance(small.value, cst.Call):
+                self._class_attribute(owner, node.name.value, None, small.value, small)
 
     def _pre_save_receiver(self, node: cst.FunctionDef) -> None:
         """``@receiver(pre_save, sender=Post) def f(sender, instance, **kw):
@@ -277,8 +294,9 @@ class SchemaReader:
     def _class_kind(self, name: str, what: str) -> _Column:
         known = self.field_classes.get(name)
         if known is not None:
-            return _Column(TEXT if known.text else OTHER, f"the {what} class {name}" if known.canonical else "")
-        if name in schema.CANONICAL_TYPES or schema.CANONICAL_CLASS_NAME.search(name) or _ci_class(name):
+            return _Column(TEXT if known.text else OTHER, f"the {what} class {name}" if known.canonical else "",
+                           f"the {what} class {name}" if known.partial else "")
+        if name in schema.CANONICAL_TYPES or schema.CANONICAL_CLASS_NAME.search(name) or schema.is_case_insensitive_class(name):
             return _Column(TEXT, f"the {what} class {name}")
         if name in schema.TEXT_FIELD_CLASSES or name in schema.TEXT_COLUMN_TYPES:
             return _Column(TEXT)
@@ -296,22 +314,63 @@ class SchemaReader:
             if not fieldish:
                 continue
             inherited = any(self.field_classes.get(b, _FieldClass(False, False)).canonical for b in bases)
-            canonical = inherited or any(
-                isinstance(m, cst.FunctionDef) and m.name.value in schema.STORING_METHODS
-                and _calls_canonicalizer(m.body, self.config) for m in _suite(node.body))
-            self.field_classes[node.name.value] = _FieldClass(text, canonical)
+            storing = [m for m in _suite(node.body)
+                       if isinstance(m, cst.FunctionDef) and m.name.value in schema.STORING_METHODS]
+            canonical = inherited or any(_canonicalizes_whole_value(m, self.config) for m in storing)
+            partial = not canonical and any(_calls_canonicalizer(m.body, self.config) for m in storing)
+            self.field_classes[node.name.value] = _FieldClass(text, canonical, partial)
 
     def _is_text_class(self, name: str) -> bool:
         known = self.field_classes.get(name)
         if known is not None:
             return known.text
-        return name in schema.TEXT_FIELD_CLASSES or name in schema.TEXT_COLUMN_TYPES or _ci_class(name)
+        return name in schema.TEXT_FIELD_CLASSES or name in schema.TEXT_COLUMN_TYPES or schema.is_case_insensitive_class(name)
 
     # rewriting methods -------------------------------------------------------------------
 
     def read_methods(self, owner: str) -> None:
         for node in self.methods.pop(owner, ()):
             self._canonicalizing_method(node, owner)
+            self._shadow_columns(node, owner)
+
+    def _shadow_columns(self, node: cst.FunctionDef, owner: str) -> None:
+        """``self.username = value; self.uid = to_uid(value)`` in any method (a setter, save(),
+        __init__) with ``uid`` unique: the canonical copy carries the uniqueness, so two
+        spellings of the raw ``username`` collide on ``uid`` and the raw column is covered."""
+        raw: Dict[str, Set[str]] = {}  # attribute -> roots of the values stored raw
+        derived: Dict[str, Set[str]] = {}  # attribute -> roots of values stored canonicalized
+        for small in _small_statements(_suite(node.body)):
+            target, _, value = _assignment(small)
+            if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                    and target.value.value == "self" and value is not None):
+                continue
+            roots = _value_roots(value)
+            if self._canonicalizing_value(value):
+                derived.setdefault(target.attr.value, set()).update(roots)
+            else:
+                raw.setdefault(target.attr.value, set()).update(roots)
+        if not derived:
+            return
+        unique = {c for d in self.facts.declarations if d.entity == owner and len(d.columns) == 1
+                  for c in d.columns}
+        for shadow, sources in derived.items():
+            column = self.facts.column_of_attribute.get((owner, shadow), shadow)
+            if column not in unique:
+                continue
+            covered = {r[len("self."):] for r in sources if r.startswith("self.")}
+            covered |= {attribute for attribute, raw_roots in raw.items() if raw_roots & sources}
+            for attribute in covered - {shadow}:
+                self._mark(owner, attribute,
+                           f"the unique column {owner}.{shadow} derived from it in {node.name.value}()")
+
+    def _canonicalizing_value(self, value: cst.BaseExpression) -> bool:
+        """A value made by a canonicalizing call, or by a module function whose body makes one
+        (``def _username_to_uid(name): return name.replace(".", "").lower()``)."""
+        if _calls_canonicalizer(value, self.config):
+            return True
+        return isinstance(value, cst.Call) and any(
+            _calls_canonicalizer(f.body, self.config)
+            for f in (self.functions.get(last_name(value.func)),) if f is not None)
 
     def _canonicalizing_method(self, node: cst.FunctionDef, owner: str) -> None:
         """``save()``/``clean()``/``__init__``/a setter/``@validates`` that stores a field
@@ -511,7 +570,8 @@ def _decide(reader: "SchemaReader", facts: object, config: Config) -> Iterator[U
     for declaration in reader.facts.declarations:
         columns = tuple(evidence.uncanonical_columns(declaration))
         if columns:
-            yield UncanonicalKey(declaration, columns)
+            partial = [evidence.partial_by(declaration, c) for c, _ in columns]
+            yield UncanonicalKey(declaration, columns, next((p for p in partial if p), ""))
 
 
 class _Evidence:
@@ -538,6 +598,14 @@ class _Evidence:
                 continue  # Author.name, History.name: a label, not a key (Tag.name is one)
             if not self._canonical(_names_of(self.schema, entity, declaration.entity, column), kind):
                 yield column, kind
+
+    def partial_by(self, declaration: Declaration, column: str) -> str:
+        entity = self.schema.table_of_class.get(declaration.entity, declaration.entity)
+        for name in _names_of(self.schema, entity, declaration.entity, column):
+            known = self.schema.columns.get(name)
+            if known is not None and known.partial_by:
+                return known.partial_by
+        return ""
 
     def _canonical(self, names: List[Tuple[str, str]], kind: str) -> bool:
         for owner, _ in names:
@@ -702,7 +770,7 @@ def _column_def_items(table: str, column_def: Any, exp: Any) -> Iterator[DdlItem
     unique = ""
     for constraint in column_def.args.get("constraints") or ():
         kind = constraint.args.get("kind")
-        if isinstance(kind, exp.CollateColumnConstraint) and schema.CASE_INSENSITIVE_COLLATION.search(kind.sql()):
+        if isinstance(kind, exp.CollateColumnConstraint) and schema.is_case_insensitive_collation(kind.sql()):
             canonical_by = "a case-insensitive collation"
         elif isinstance(kind, exp.UniqueColumnConstraint):
             unique = "UNIQUE"
@@ -731,7 +799,7 @@ def _create_index_items(index: Any, exp: Any) -> Iterator[DdlItem]:
 
 def _canonicalizing_sql(expression: Any, exp: Any) -> bool:
     if isinstance(expression, exp.Collate):
-        return bool(schema.CASE_INSENSITIVE_COLLATION.search(expression.sql()))
+        return schema.is_case_insensitive_collation(expression.sql())
     if isinstance(expression, exp.Anonymous):
         name = str(expression.this)
     elif isinstance(expression, exp.Func):
@@ -908,14 +976,9 @@ def _mongo_case_insensitive(collation: cst.BaseExpression) -> bool:
 def _case_insensitive_collation(call: cst.Call) -> bool:
     for key in ("db_collation", "collation"):
         value = _keyword(call, key)
-        if value is not None and schema.CASE_INSENSITIVE_COLLATION.search(code(value)):
+        if value is not None and schema.is_case_insensitive_collation(code(value)):
             return True
     return False
-
-
-def _ci_class(name: str) -> bool:
-    """``CICharField``/``CIEmailField`` (django.contrib.postgres): case-insensitive."""
-    return name.startswith("CI") and name[2:3].isupper()
 
 
 _CONTAINERS = frozenset({"List", "list", "Dict", "dict", "Set", "set", "Tuple", "tuple", "Sequence"})
@@ -960,20 +1023,101 @@ def _receiver_sender(node: cst.FunctionDef) -> str:
     return ""
 
 
-def _calls_canonicalizer(node: cst.CSTNode, config: Config) -> bool:
-    """Whether the subtree calls lower()/slugify()/a normalizer; small subtrees only (a
-    method body, an assigned value)."""
+def _has_decorator(node: cst.FunctionDef, names: FrozenSet[str]) -> bool:
+    """``@declared_attr``, ``@declarative.declared_attr``, ``@declared_attr.cascading``."""
+    for decorator in node.decorators:
+        expr = decorator.decorator
+        expr = expr.func if isinstance(expr, cst.Call) else expr
+        if last_name(expr) in names or (isinstance(expr, cst.Attribute) and last_name(expr.value) in names):
+            return True
+    return False
+
+
+def _value_roots(value: cst.BaseExpression) -> Set[str]:
+    """Names and ``self.x`` attributes a value is computed from."""
+    roots: Set[str] = set()
+    stack: List[cst.CSTNode] = [value]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Attribute) and isinstance(current.value, cst.Name) \
+                and current.value.value == "self":
+            roots.add(f"self.{current.attr.value}")
+            continue
+        if isinstance(current, cst.Name):
+            roots.add(current.value)
+        elif isinstance(current, cst.Call):
+            stack.extend(a.value for a in current.args)  # not the callee's name
+            if isinstance(current.func, cst.Attribute):
+                stack.append(current.func.value)
+            continue
+        stack.extend(current.children)
+    return roots
+
+
+def _canonicalizes_whole_value(method: cst.FunctionDef, config: Config) -> bool:
+    """Whether a storing method of a field/type class canonicalizes the whole value, not only
+    a part cut out of it: ``local, domain = value.rsplit("@", 1); domain.lower()`` leaves
+    "Bob@x.org" and "bob@x.org" two keys; ``value.lower().rsplit("@", 1)`` does not."""
+    parts: Set[str] = set()
+    whole = False
+    for small in _small_statements(_suite(method.body)):
+        target, _, value = _assignment(small)
+        if value is not None and target is not None and (_cuts_part(value) or _value_roots(value) & parts):
+            parts.update(n.value for n in _target_names(target))
+        for call in _canonicalizing_calls(small, config):
+            if not _call_subject_roots(call) & parts:
+                whole = True
+    return whole
+
+
+def _cuts_part(value: cst.BaseExpression) -> bool:
+    """``value.rsplit("@", 1)``, ``value.partition("@")``, ``value[i:]``."""
+    stack: List[cst.CSTNode] = [value]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call) and last_name(current.func) in schema.PART_CUTTING_METHODS:
+            return True
+        if isinstance(current, cst.Subscript):
+            return True
+        stack.extend(current.children)
+    return False
+
+
+def _target_names(target: cst.BaseExpression) -> Iterator[cst.Name]:
+    if isinstance(target, cst.Name):
+        yield target
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _target_names(element.value)
+
+
+def _canonicalizing_calls(node: cst.CSTNode, config: Config) -> Iterator[cst.Call]:
+    """Calls to lower()/slugify()/a normalizer in a small subtree, nested definitions skipped."""
     stack: List[cst.CSTNode] = [node]
     while stack:
         current = stack.pop()
         if isinstance(current, cst.Call):
             name = last_name(current.func)
             if name in schema.CANONICALIZING_CALLS or is_normalizer_name(name, config):
-                return True
+                yield current
         if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and current is not node:
             continue
         stack.extend(current.children)
-    return False
+
+
+def _call_subject_roots(call: cst.Call) -> Set[str]:
+    """What a canonicalizing call applies to: the receiver of ``x.lower()``, the arguments of
+    ``slugify(x)`` / ``idna.encode(x)``."""
+    roots = _value_roots(call.func.value) if isinstance(call.func, cst.Attribute) else set()
+    for arg in call.args:
+        roots |= _value_roots(arg.value)
+    return roots
+
+
+def _calls_canonicalizer(node: cst.CSTNode, config: Config) -> bool:
+    """Whether the subtree calls lower()/slugify()/a normalizer; small subtrees only (a
+    method body, an assigned value)."""
+    return next(_canonicalizing_calls(node, config), None) is not None
 
 
 def _short(text: str, limit: int = 40) -> str:
@@ -998,6 +1142,9 @@ def describe(key: UncanonicalKey, config: Config) -> Tuple[str, str]:
     """(what is unique, why and what to do) for a KD3 message."""
     columns = ", ".join(f"{key.declaration.entity}.{c}" for c, _ in key.columns)
     kind = key.columns[0][1]
+    why_not = _WHY_NOT[key.declaration.layer]
+    if key.partial_by:
+        why_not = f"{key.partial_by} canonicalizes only a part cut out of the value"
     spellings = schema.COLLIDING_SPELLINGS[kind]
     if config.normalizers:
         fix = f"call a normalizer for {kind} keys at the boundary and list it in [tool.keydrift] normalizers"
@@ -1006,4 +1153,4 @@ def describe(key: UncanonicalKey, config: Config) -> Tuple[str, str]:
                "or use a case-insensitive unique constraint")
     else:
         fix = "normalize it at the boundary (one normalizer, before the uniqueness check)"
-    return columns, f"({_WHY_NOT[key.declaration.layer]}): {spellings}; {fix}"
+    return columns, f"({why_not}): {spellings}; {fix}"

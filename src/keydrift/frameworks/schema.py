@@ -191,6 +191,11 @@ STORING_METHODS: FrozenSet[str] = frozenset({
 })
 # Methods of a model that run when a value is stored or assigned (beyond models.SAVING_METHODS).
 ASSIGNING_METHODS: FrozenSet[str] = frozenset({"__init__", "__post_init__", "__setattr__"})
+# SQLAlchemy's decorator of a class-body method whose result is the attribute (a column).
+DECLARED_ATTRIBUTE_DECORATORS: FrozenSet[str] = frozenset({"declared_attr"})
+# String methods that cut a part out of a value (``local, domain = email.rsplit("@", 1)``):
+# canonicalizing only that part leaves the whole key uncanonical.
+PART_CUTTING_METHODS: FrozenSet[str] = frozenset({"split", "rsplit", "partition", "rpartition"})
 # Decorators of methods that validate/convert an attribute (SQLAlchemy, pydantic/SQLModel).
 VALIDATOR_DECORATORS: FrozenSet[str] = frozenset({
     "validates", "validator", "field_validator", "setter", "before_validator",
@@ -201,9 +206,27 @@ CANONICALIZING_CALLS: FrozenSet[str] = frozenset({
     "removeprefix", "removesuffix", "encode",
 })
 
-# Case-insensitive SQL column types and collation words.
+# Case-insensitive SQL column types and collation names: the one list KD1 (what a column
+# absorbs when compared) and KD3 (what makes a unique column canonical) both read.
+# ``utf8mb4_general_ci``, ``NOCASE``, ``Latin1_General_CI_AS``, ICU ``und-u-ks-level2``
+# (strength 1 or 2: case ignored), a collation named ``case_insensitive``.
 CASE_INSENSITIVE_SQL_TYPES: FrozenSet[str] = frozenset({"citext"})
 CASE_INSENSITIVE_COLLATION = re.compile(r"nocase|_ci\b|_ci_|[-_]ci\b|insensitive|ks-level[12]", re.I)
+# Field/type classes that compare case-insensitively: PostgreSQL CITEXT, and Django's
+# ``CICharField``/``CIEmailField``/``CITextField`` (a ``CI`` prefix before a capital).
+CASE_INSENSITIVE_TYPES: FrozenSet[str] = frozenset({"CITEXT", "CIText", "citext"})
+
+
+def is_case_insensitive_collation(text: str) -> bool:
+    """Whether a collation name (or the source text naming it) ignores case."""
+    return CASE_INSENSITIVE_COLLATION.search(text) is not None
+
+
+def is_case_insensitive_class(name: str) -> bool:
+    """``CIEmailField``, ``CITEXT``: a field or column type that compares case-insensitively."""
+    return name in CASE_INSENSITIVE_TYPES or (name.startswith("CI") and name[2:3].isupper())
+
+
 # MongoDB collation strengths 1 and 2 ignore case.
 MONGO_CASE_INSENSITIVE_STRENGTHS: FrozenSet[str] = frozenset({"1", "2", "PRIMARY", "SECONDARY"})
 

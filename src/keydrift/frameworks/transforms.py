@@ -91,6 +91,6 @@ BUILTIN_NAMES: FrozenSet[str] = frozenset(n for n in dir(__import__("builtins"))
 
 # A function whose name says it normalizes (zero-config heuristic, also used by KD2).
 NORMALIZER_NAME = re.compile(
-    r"(?:^|_)(?:normali[sz]e|canonical(?:i[sz]e)?|canonicali[sz]e|clean_\w*url|sanitize_\w*(?:url|email|key|name))",
+    r"(?:^|_)(?:normali[sz]e|canonical(?:i[sz]e)?|canonicali[sz]e|clean_\w*url|saniti[sz]e_\w*(?:url|email|key|name))",
     re.IGNORECASE,
 )

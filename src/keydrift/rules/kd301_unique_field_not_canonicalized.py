@@ -18,6 +18,7 @@ class UniqueFieldNotCanonicalized(Rule):
     Finds model fields declared unique — Django `models.X(unique=True)` and string
     `primary_key=True`, SQLAlchemy `Column(String, unique=True)` / `mapped_column(unique=True)`
     (also in a Core `Table(...)`), SQLModel `Field(unique=True)`, peewee `CharField(unique=True)`
+    (also a column a SQLAlchemy `@declared_attr` method returns)
     — whose name says it is a natural key people type or other systems return (url, uri, link,
     href, email, host/hostname/domain, username/login/handle/nickname, slug, path, and `name`),
     when nothing in the module makes two spellings of one value equal.
@@ -28,7 +29,12 @@ class UniqueFieldNotCanonicalized(Rule):
     `CI*Field`, a case-insensitive `db_collation`), when a functional unique constraint covers
     it (`UniqueConstraint(Lower("email"))`), when its field or type class stores a canonical
     value (a class in the module whose `get_prep_value`/`to_python`/`process_bind_param`
-    lowercases or normalizes, or one named so: `LowercaseEmailField`), when the module calls a
+    lowercases or normalizes the whole value, or one named so: `LowercaseEmailField`; a type
+    that lowercases only a part it cut out, `local, domain = v.rsplit("@", 1); domain.lower()`,
+    does not count), when a unique shadow column is derived from it in a method
+    (`self.username = v; self.uid = to_uid(v)` with `uid` unique, `to_uid` lowercasing), when
+    a constructor rewrites its keyword argument (`kwargs["email"] = kwargs["email"].lower()`
+    in `__init__(**kwargs)`), when the module calls a
     normalizer named for the key (`normalize_email`, `slugify`) or writes it through one, or
     when a configured normalizer covers it (see Configuration).
 
