@@ -8,7 +8,7 @@ call; the accesses it makes are reported to a ``Context`` supplied by the key-fl
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import ContextManager, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -50,6 +50,10 @@ class Context:
         raise NotImplementedError
 
     def eval_in_comprehension(self, comp: cst.BaseExpression, node: cst.BaseExpression) -> Value:
+        raise NotImplementedError  # pragma: no cover - interface
+
+    def comprehension(self, comp: Optional[cst.BaseExpression]) -> ContextManager[None]:
+        """Evaluate in the scope of a comprehension's loop variables (none when ``comp`` is None)."""
         raise NotImplementedError  # pragma: no cover - interface
 
     def eval_element(self, node: cst.BaseExpression) -> Value:

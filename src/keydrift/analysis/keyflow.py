@@ -4,9 +4,9 @@ with the value each key had at that point; then pair reads and writes into misma
 from __future__ import annotations
 
 import itertools
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import ContextManager, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -25,7 +25,7 @@ from keydrift.analysis.accesses import (
     positional_args,
     recognize,
 )
-from keydrift.analysis.facts import FORMAT, LOOKUP, READ, STORE, WRITE, KeyAccess, Mismatch, Step, Value
+from keydrift.analysis.facts import FORMAT, LOOKUP, PART, READ, STORE, WRITE, KeyAccess, Mismatch, Step, Value
 from keydrift.analysis.stores import is_store, subscript_access
 from keydrift.analysis.tablecalls import emit_table_access
 from keydrift.analysis.values import Evaluator, code, fresh
@@ -40,6 +40,9 @@ _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 _COMPREHENSION_TYPES = frozenset(_COMPREHENSIONS)
 _NEW_SCOPES = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})
 _MAX_RESOLVE_DEPTH = 8
+# How a container is filled, and what creates an empty one.
+FILL_METHODS = frozenset({"append", "extend", "add", "appendleft"})
+CONTAINER_CONSTRUCTORS = frozenset({"list", "set", "dict", "deque", "defaultdict", "OrderedDict"})
 
 
 @dataclass
@@ -71,14 +74,17 @@ class State:
     bound: Dict[str, cst.BaseExpression] = field(default_factory=dict)
     records: Dict[str, Record] = field(default_factory=dict)
     instances: Dict[str, Instance] = field(default_factory=dict)
+    # a list, set or dict bound to a name and filled statement by statement (``rows.append(x)``,
+    # ``by_url[u] = M(url=u)``): the elements put in, for the batch write it is handed to
+    filled: Dict[str, Tuple[cst.BaseExpression, ...]] = field(default_factory=dict)
 
     def copy(self) -> "State":
         return State(dict(self.values), dict(self.bound),
                      {k: v.copy() for k, v in self.records.items()},
-                     {k: v.copy() for k, v in self.instances.items()})
+                     {k: v.copy() for k, v in self.instances.items()}, dict(self.filled))
 
     def forget(self, name: str) -> None:
-        for table in (self.values, self.bound, self.records, self.instances):
+        for table in (self.values, self.bound, self.records, self.instances, self.filled):
             table.pop(name, None)
 
 
@@ -93,7 +99,7 @@ def _merged(before: dict, first: dict, second: dict) -> dict:
 
 def merge_states(before: State, first: State, second: State) -> State:
     return State(*(_merged(getattr(before, f), getattr(first, f), getattr(second, f))
-                   for f in ("values", "bound", "records", "instances")))
+                   for f in ("values", "bound", "records", "instances", "filled")))
 
 
 @dataclass
@@ -172,8 +178,13 @@ class FunctionWalker(Context):
         with self._comprehension_scope(comp):
             return self.eval(node)
 
+    def comprehension(self, comp: Optional[cst.BaseExpression]) -> ContextManager[None]:
+        return self._comprehension_scope(comp) if comp is not None else nullcontext()
+
     def eval_element(self, node: cst.BaseExpression) -> Value:
         node = self.resolve(node)
+        if isinstance(node, cst.Subscript) and any(isinstance(e.slice, cst.Slice) for e in node.slice):
+            return self.eval_element(node.value)  # ``urls[:10]``: a slice of the collection, same elements
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
             return self.eval_in_comprehension(node, node.elt)
         if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
@@ -226,6 +237,7 @@ class FunctionWalker(Context):
 
     def resolve(self, node: cst.BaseExpression) -> cst.BaseExpression:
         for _ in range(_MAX_RESOLVE_DEPTH):
+            node = self._filled_container(node)
             if not isinstance(node, cst.Name):
                 return node
             target = self.state.bound.get(node.value) or self.module.constants.get(node.value)
@@ -233,6 +245,60 @@ class FunctionWalker(Context):
                 return node
             node = target
         return node
+
+    def _filled_container(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """A container filled element by element stands for a literal of its elements: a
+        comprehension handed to ``extend`` as itself, else a list (``d.values()`` too)."""
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not node.args \
+                and node.func.attr.value == "values":
+            node = node.func.value
+        if not isinstance(node, cst.Name) or node.value not in self.state.filled:
+            return node
+        elements = self.state.filled[node.value]
+        if len(elements) == 1 and isinstance(elements[0], _COMPREHENSIONS):
+            return elements[0]
+        return cst.List([cst.Element(self._element_expression(e)) for e in elements
+                         if not isinstance(e, _COMPREHENSIONS)])
+
+    def _element_expression(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """``rows.append(obj)`` after ``obj = M(...)``: the element is the constructor call."""
+        if isinstance(node, cst.Name) and node.value not in self.state.filled:
+            bound = self.state.bound.get(node.value)
+            if isinstance(bound, cst.Call):
+                return bound
+        return node
+
+    def fill(self, call: cst.Call) -> None:
+        """``rows.append(x)``, ``rows.extend([...])``, ``seen.add(x)``: remember the elements of a
+        container bound to an empty or literal list/set/dict."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+            return
+        name, method = func.value.value, func.attr.value
+        args = positional_args(call)
+        if method not in FILL_METHODS or len(args) != 1 or not self._is_container(name):
+            return
+        added: Tuple[cst.BaseExpression, ...] = (args[0],)
+        if method == "extend":
+            extended = self.resolve(args[0])
+            if isinstance(extended, (cst.List, cst.Tuple, cst.Set)):
+                added = tuple(e.value for e in extended.elements)
+            elif not isinstance(extended, _COMPREHENSIONS):
+                return
+        self.state.filled[name] = self.state.filled.get(name, ()) + added
+
+    def fill_item(self, owner: str, value: cst.BaseExpression) -> None:
+        """``by_url[u] = M(url=u)``: the dict's values are what a batch write gets."""
+        if self._is_container(owner):
+            self.state.filled[owner] = self.state.filled.get(owner, ()) + (value,)
+
+    def _is_container(self, name: str) -> bool:
+        if name in self.state.filled:
+            return True
+        bound = self.state.bound.get(name)
+        if isinstance(bound, (cst.List, cst.Set, cst.Dict)):
+            return True
+        return isinstance(bound, cst.Call) and last_name(bound.func) in CONTAINER_CONSTRUCTORS
 
     def primary_key(self, entity: str) -> str:
         return self.module.primary_keys.get(entity, "id")
@@ -337,6 +403,8 @@ class FunctionWalker(Context):
             for child in child_nodes(node):
                 if isinstance(child, cst.BaseExpression):
                     self.scan(child)
+            if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+                self.fill(node.value)
             if isinstance(node, cst.Return) and node.value is not None:
                 self.returns.append(self.eval(node.value))
 
@@ -347,6 +415,7 @@ class FunctionWalker(Context):
             names = [e.value for e in target.elements]
             for element in names:
                 self.forget_target(element)
+            self.unpack_parts(names, value)
             chain = self.record_source(value)
             if chain is not None and chain.single_record and names and isinstance(names[0], cst.Name):
                 self.state.records[names[0].value] = Record(chain.entity, {k.field: k.value for k in chain.lookups})
@@ -356,6 +425,19 @@ class FunctionWalker(Context):
             key = subscript_access(target, self)
             if key is not None:
                 self.add(WRITE, key, statement, STORE, next(self.call_ids), code(target))
+            elif isinstance(target.value, cst.Name):
+                self.fill_item(target.value.value, value)
+
+    def unpack_parts(self, targets: Sequence[cst.BaseExpression], value: cst.BaseExpression) -> None:
+        """``scheme, _, rest = url.partition("://")``: each name keeps a part of the key."""
+        evaluated = self.eval(value)
+        last = evaluated.steps[-1] if evaluated.steps else None
+        if last is None or last.kind != PART or not last.label.endswith(")"):
+            return
+        for index, target in enumerate(targets):
+            if isinstance(target, cst.Name):
+                step = Step(PART, f"{last.label}[{index}]", last.node)
+                self.state.values[target.value] = Value(evaluated.origins, evaluated.steps[:-1] + (step,), target.value)
 
     def bind(self, name: str, value: cst.BaseExpression) -> None:
         evaluated = self.eval(value)

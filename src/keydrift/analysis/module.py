@@ -17,6 +17,7 @@ from keydrift.analysis.keyflow import FunctionWalker, ModuleFacts, module_info
 from keydrift.analysis.models import Rewrite
 from keydrift.analysis.summaries import FunctionSummary, summarize_access, summarize_return
 from keydrift.analysis.values import dotted_name, last_name
+from keydrift.frameworks import task_queues as tasks
 from keydrift.frameworks.data_access import RUNNER_SUPPLIED_PARAMS
 from keydrift.types import Config, TableWrapper
 
@@ -36,6 +37,9 @@ class Resolved:
     summary: FunctionSummary
     label: str  # "save_result()" / "repo.save_result()"
     local: bool  # defined in this module (positions available)
+    # a deferred call (``task.delay(u)``, ``queue.enqueue(f, u)``): the call the function will
+    # get, whose arguments map to its parameters; it returns a handle, not the function's value
+    deferred: Optional[cst.Call] = None
 
 
 def _block(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
@@ -46,9 +50,20 @@ def _params(node: cst.FunctionDef, in_class: bool) -> Tuple[str, ...]:
     names = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
     names += [p.name.value for p in node.params.kwonly_params]
     static = any(last_name(d.decorator) in STATIC_DECORATORS for d in node.decorators)
-    if in_class and not static and names:
+    if (in_class and not static or _bound_task(node)) and names:
         names = names[1:]
     return tuple(names)
+
+
+def _bound_task(node: cst.FunctionDef) -> bool:
+    """``@app.task(bind=True)``: the first parameter is the task itself, not an argument."""
+    for decorator in node.decorators:
+        call = decorator.decorator
+        if isinstance(call, cst.Call) and any(
+                a.keyword is not None and a.keyword.value == "bind" and isinstance(a.value, cst.Name)
+                and a.value.value == "True" for a in call.args):
+            return True
+    return False
 
 
 def function_units(body: Sequence[cst.CSTNode], prefix: str = "", class_name: str = "") -> Iterator[FunctionUnit]:
@@ -177,6 +192,13 @@ class ModuleAnalysis:
     # -- call resolution --------------------------------------------------------------------
 
     def resolve(self, call: cst.Call, walker: FunctionWalker) -> Optional[Resolved]:
+        deferred = deferred_call(call)
+        if deferred is not None:
+            found = self._resolve_direct(deferred, walker)
+            return replace(found, label=f"{dotted_name(call.func) or 'task'}()", deferred=deferred) if found else None
+        return self._resolve_direct(call, walker)
+
+    def _resolve_direct(self, call: cst.Call, walker: FunctionWalker) -> Optional[Resolved]:
         func = call.func
         if isinstance(func, cst.Name):
             return self._by_name(func.value, "", f"{func.value}()")
@@ -338,7 +360,7 @@ class ModuleAnalysis:
     def import_accesses(self, call: cst.Call, resolved: Resolved, walker: FunctionWalker,
                         call_id: int, arguments: Optional[Dict[int, cst.BaseExpression]] = None) -> List[KeyAccess]:
         if arguments is None:
-            arguments = _arguments(call, resolved.summary.params)
+            arguments = _arguments(resolved.deferred or call, resolved.summary.params)
         imported = []
         for access in resolved.summary.accesses:
             arg = arguments.get(access.param)
@@ -365,7 +387,7 @@ class ModuleAnalysis:
     def returned_value(self, call: cst.Call, resolved: Resolved, walker: FunctionWalker, text: str,
                        arguments: Optional[Dict[int, cst.BaseExpression]] = None) -> Optional[Value]:
         returns = resolved.summary.returns
-        if returns is None:
+        if returns is None or resolved.deferred is not None:
             return None
         if arguments is None:
             arguments = _arguments(call, resolved.summary.params)
@@ -382,6 +404,57 @@ class ModuleAnalysis:
         # the callee's own steps: their nodes belong to the callee, not to this call
         steps = tuple(Step(s.kind, s.label) for s in returns.steps)
         return Value(origins, carriers[0].steps + steps, text, result_of)
+
+
+def deferred_call(call: cst.Call) -> Optional[cst.Call]:
+    """The call a task queue will make: ``f.delay(a)`` -> ``f(a)``,
+    ``f.apply_async((a,), {"k": b})`` -> ``f(a, k=b)``, ``q.enqueue(f, a)`` -> ``f(a)``."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return None
+    method = func.attr.value
+    if method in tasks.DIRECT_METHODS and isinstance(func.value, (cst.Name, cst.Attribute)):
+        return cst.Call(func=func.value, args=call.args)
+    if method in tasks.PACKED_METHODS and isinstance(func.value, (cst.Name, cst.Attribute)):
+        positional_kw, mapping_kw = tasks.PACKED_METHODS[method]
+        plain = [a.value for a in call.args if a.keyword is None and not a.star]
+        packed = _keyword_value(call, positional_kw) or (plain[0] if plain else None)
+        mapping = _keyword_value(call, mapping_kw) or (plain[1] if len(plain) > 1 else None)
+        return cst.Call(func=func.value, args=_unpacked(packed, mapping))
+    if method in tasks.ENQUEUE_METHODS:
+        plain = [a for a in call.args if a.keyword is None and not a.star]
+        index = tasks.ENQUEUE_METHODS[method]
+        target = next((a.value for a in call.args if a.keyword is not None
+                       and a.keyword.value in tasks.ENQUEUE_FUNCTION_KEYWORDS), None)
+        if target is not None:
+            rest = _unpacked(_keyword_value(call, "args"), _keyword_value(call, "kwargs"))
+        elif len(plain) > index:
+            target = plain[index].value
+            rest = [a for a in call.args[call.args.index(plain[index]) + 1:] if not a.star]
+        if isinstance(target, (cst.Name, cst.Attribute)):
+            return cst.Call(func=target, args=rest)
+    return None
+
+
+def _keyword_value(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return None
+
+
+def _unpacked(positional: Optional[cst.BaseExpression], mapping: Optional[cst.BaseExpression]) -> List[cst.Arg]:
+    """Arguments spelled as a tuple and a dict literal (``args=(a,), kwargs={"k": b}``)."""
+    args: List[cst.Arg] = []
+    if isinstance(positional, (cst.Tuple, cst.List)):
+        args += [cst.Arg(e.value) for e in positional.elements if isinstance(e, cst.Element)]
+    if isinstance(mapping, cst.Dict):
+        for element in mapping.elements:
+            if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+                name = element.key.evaluated_value
+                if isinstance(name, str) and name.isidentifier():
+                    args.append(cst.Arg(element.value, keyword=cst.Name(name)))
+    return args
 
 
 def _arguments(call: cst.Call, params: Tuple[str, ...]) -> Dict[int, cst.BaseExpression]:

@@ -169,19 +169,23 @@ def _insert_many(reader: ChainReader, entity: str, documents: cst.BaseExpression
 
 
 def _bulk_write(reader: ChainReader, entity: str, operations: cst.BaseExpression) -> None:
-    elements = operations.elements if isinstance(operations, (cst.List, cst.Tuple)) else ()
-    for element in elements:
-        op = element.value
+    comprehension = operations if isinstance(operations, (cst.ListComp, cst.GeneratorExp)) else None
+    if comprehension is not None:
+        ops = [comprehension.elt]
+    else:
+        ops = [e.value for e in operations.elements] if isinstance(operations, (cst.List, cst.Tuple)) else []
+    for op in ops:
         if not isinstance(op, cst.Call) or last_name(op.func) not in mongo.BULK_OPERATIONS:
             continue
         args = positional_args(op)
         if last_name(op.func) == "InsertOne":
             if args:
-                reader.emit(WRITE, document_fields(args[0], entity, reader.ctx), STORE)
+                reader.emit(WRITE, document_fields(args[0], entity, reader.ctx, comprehension), STORE)
             continue
         first = args[0] if args else keyword(op, "filter")
         second = args[1] if len(args) > 1 else None
-        _update(reader, entity, first, second, _is_true(keyword(op, mongo.UPSERT_KEYWORD)))
+        with reader.ctx.comprehension(comprehension):  # ``[UpdateOne({"url": u}, ...) for u in urls]``
+            _update(reader, entity, first, second, _is_true(keyword(op, mongo.UPSERT_KEYWORD)))
 
 
 # -- key-value stores --------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from keydrift.analysis.facts import (
     FORMAT,
     IDNA,
     NORMALIZER,
+    PART,
     REDERIVED,
     SLASH,
     Step,
@@ -171,6 +172,10 @@ class Evaluator:
         if base.result_of:
             index = text[len(code(node.value)):]
             return _rederive(base, text, f"{base.result_of}{index}")
+        if base.origins and len(node.slice) == 1:
+            part = _part_of(base, node, text[len(code(node.value)):])
+            if part is not None:
+                return part
         return fresh(text)
 
     # -- calls ---------------------------------------------------------------------------------
@@ -199,6 +204,9 @@ class Evaluator:
         if receiver.origins and not (method == "replace" and any(a.keyword for a in node.args)):
             # (``dt.replace(tzinfo=None)`` is a datetime's, not a string's)
             step = self._string_method_step(node, method)
+            if step is None and method in transforms.SPLIT_METHODS:
+                args = ", ".join(code(a.value) for a in node.args)
+                step = Step(PART, _short(f".{method}({args})"), node)
             if step is not None:
                 return Value(receiver.origins, receiver.steps + (step,), text)
             if method in transforms.NEUTRAL_METHODS or _is_plain_encode(node, method):
@@ -227,6 +235,8 @@ class Evaluator:
         short_name = name.rsplit(".", 1)[-1]
         if receiver_is_object:
             args = [self.eval(arg.value) for arg in node.args if arg.star == "" and _carries_key(arg)]
+        elif short_name in transforms.PART_TUPLE_FUNCTIONS:
+            args = [self._parts(arg.value) for arg in node.args if arg.star == ""]
         else:
             args = self._args(node)
         if not receiver_is_object and (name in transforms.CONVERSIONS or short_name in transforms.CONVERSIONS):
@@ -241,6 +251,21 @@ class Evaluator:
         if kind is not None:
             return carried.then(Step(kind, label, node), text)
         return carried.then(Step(CALL, label, node), text, result_of=_short(text))
+
+    def _parts(self, node: cst.BaseExpression) -> Value:
+        """The key carried by the parts a URL is rebuilt from: every part's origins, and the
+        transformations applied to the parts (a field of the split URL is a part of it, not a
+        re-derived key)."""
+        if not isinstance(node, (cst.Tuple, cst.List)):
+            return self.eval(node)
+        values = [self.eval(e.value) for e in node.elements]
+        carriers = [v for v in values if v.origins]
+        if not carriers:
+            return constant(code(node))
+        steps: List[Step] = []
+        for value in carriers:
+            steps += [s for s in value.steps if s.kind not in (CALL, FETCH, REDERIVED) and s not in steps]
+        return Value(frozenset().union(*(v.origins for v in carriers)), tuple(steps), code(node))
 
     def _transform_kind(self, name: str, short_name: str) -> Optional[str]:
         if name in transforms.QUALIFIED_FUNCTIONS:
@@ -326,6 +351,20 @@ def _rederive(base: Value, text: str, label: str) -> Value:
     while steps and steps[-1].kind in (CALL, FETCH, REDERIVED):
         steps = steps[:-1]
     return Value(base.origins, steps + (Step(REDERIVED, _short(label)),), text, _short(label))
+
+
+def _part_of(base: Value, node: cst.Subscript, index: str) -> Optional[Value]:
+    """``u.split("?")[0]`` and ``u[:-1]`` keep part of the key ``u``; an element of anything
+    else (``row[0]``, ``request.GET["u"]``) is a value of its own."""
+    element = node.slice[0].slice
+    last = base.steps[-1] if base.steps else None
+    if last is not None and last.kind == PART and isinstance(element, cst.Index) and last.label.endswith(")") \
+            and last.label.split("(", 1)[0].lstrip(".") in transforms.SPLIT_METHODS:
+        step = Step(PART, _short(last.label + index), last.node)
+        return Value(base.origins, base.steps[:-1] + (step,), code(node))
+    if isinstance(element, cst.Slice):
+        return base.then(Step(PART, _short(index), node), code(node))
+    return None
 
 
 def _is_plain_encode(node: cst.Call, method: str) -> bool:

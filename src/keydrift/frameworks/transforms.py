@@ -31,6 +31,12 @@ STRING_METHODS: Dict[str, str] = {
     "geturl": "url",
 }
 
+# str methods that cut the key into pieces: an element of the result keeps part of the key.
+SPLIT_METHODS: FrozenSet[str] = frozenset({"split", "rsplit", "partition", "rpartition", "splitlines"})
+
+# URL builders that take the parts as one tuple or list: ``urlunsplit((scheme, host, ...))``.
+PART_TUPLE_FUNCTIONS: FrozenSet[str] = frozenset({"urlunsplit", "urlunparse"})
+
 # Methods that return the value itself, converted: not a transformation of the key.
 NEUTRAL_METHODS: FrozenSet[str] = frozenset({"decode", "copy", "__str__"})
 
