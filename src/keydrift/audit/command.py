@@ -59,8 +59,29 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from keydrift.audit import connect, forms, reflect
-    from keydrift.audit.discovery import key_columns
+    from keydrift.audit import connect, forms
+    from keydrift.audit.report import render
+
+    url, config, settings = _inputs(args)
+    steps = forms.parse_url_steps(args.url_steps) if args.url_steps is not None else settings.url_steps
+    engine, shown = connect.open_engine(url)
+    try:
+        connect.check_connection(engine, shown)
+        normalizers = forms.parse_normalizers(args.normalizer, config.root)
+        targets, skipped = _targets(engine, shown, args, config, settings)
+        reports = _audit(engine, args, targets, normalizers, steps, skipped, shown)
+    finally:
+        engine.dispose()
+    if not reports:
+        _print_skipped(skipped)
+        raise AuditError(f"no key column of {shown} could be audited (see the skipped columns above)")
+    _write(render(args.format, shown, reports, skipped), args.output)
+    return 1 if any(r.groups for r in reports) else 0
+
+
+def _inputs(args: argparse.Namespace) -> Tuple[str, Any, Any]:
+    """The database URL, the project's configuration and its [tool.keydrift.audit] settings."""
+    from keydrift.audit import connect
     from keydrift.audit.settings import load_settings
     from keydrift.config import ConfigError, load_config, load_config_file
 
@@ -78,18 +99,19 @@ def _run(args: argparse.Namespace) -> int:
         config = load_config_file(args.config) if args.config else load_config(args.paths[0])
     except ConfigError as exc:
         raise AuditError(str(exc)) from None
-    settings = load_settings(config.config_file)
-    steps = forms.parse_url_steps(args.url_steps) if args.url_steps is not None else settings.url_steps
-    engine, shown = connect.open_engine(url)
-    connect.check_connection(engine, shown)
-    normalizers = forms.parse_normalizers(args.normalizer, config.root)
+    return url, config, load_settings(config.config_file)
+
+
+def _targets(engine: Any, shown: str, args: argparse.Namespace, config: Any, settings: Any) -> Tuple[List[Any], List[Skipped]]:
+    """The key columns of the code that the database has, and those skipped."""
+    from keydrift.audit import connect, reflect
+    from keydrift.audit.discovery import key_columns
+
     keys, skipped = key_columns(list(args.paths), config, settings.columns)
     keys = _selected(keys, settings.ignore, skipped)
     try:
         schema = reflect.Schema(engine, args.schema)
         targets, missing_columns = reflect.targets(schema, keys)
-    except AuditError:
-        raise
     except Exception as exc:  # noqa: BLE001 - reflection failing as a whole: permissions, schema
         raise AuditError(f"cannot read the schema of {shown}: {connect.driver_message(exc)}") from None
     skipped += missing_columns
@@ -97,19 +119,14 @@ def _run(args: argparse.Namespace) -> int:
     if args.only:  # after references: a table left out still counts as referencing
         wanted = {o.lower() for o in args.only}
         targets = [t for t in targets if t.label.lower() in wanted or t.key.label.lower() in wanted]
+        if not targets:
+            raise AuditError(f"--only {' '.join(args.only)}: no such key column in the code and the database")
     if not targets:
         _print_skipped(skipped)
         raise AuditError(f"nothing to audit in {shown}: {len(keys)} key columns found in the code, "
                          "none of them readable in the database" if keys else
                          f"no key columns found in {' '.join(args.paths)} (list them under [tool.keydrift.audit] columns)")
-    reports = _audit(engine, args, targets, normalizers, steps, skipped, shown)
-    if not reports:
-        _print_skipped(skipped)
-        raise AuditError(f"no key column of {shown} could be audited (see the skipped columns above)")
-    from keydrift.audit.report import render
-
-    _write(render(args.format, shown, reports, skipped), args.output)
-    return 1 if any(r.groups for r in reports) else 0
+    return targets, skipped
 
 
 def _selected(keys: List[KeyColumn], ignore: frozenset, skipped: List[Skipped]) -> List[KeyColumn]:

@@ -84,7 +84,7 @@ def _sqlite_engine(sa: Any, parsed: Any, shown: str) -> Any:
     def connect() -> Any:
         return sqlite3.connect(uri, uri=True, check_same_thread=False)
 
-    return sa.create_engine("sqlite://", creator=connect, poolclass=sa.pool.NullPool)
+    return sa.create_engine("sqlite://", creator=connect)
 
 
 def _uri_path(path: str) -> str:
@@ -99,7 +99,7 @@ def _postgresql_engine(sa: Any, parsed: Any, shown: str) -> Any:
     except ImportError:
         raise AuditError(f"auditing PostgreSQL needs psycopg 3; {INSTALL_HINT}") from None
     options = "-c default_transaction_read_only=on"
-    return sa.create_engine(parsed, poolclass=sa.pool.NullPool,
+    return sa.create_engine(parsed, pool_size=2, max_overflow=2,
                             connect_args={"options": options, "connect_timeout": CONNECT_TIMEOUT,
                                           "application_name": "keydrift audit-db"})
 

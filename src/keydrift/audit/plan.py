@@ -18,13 +18,17 @@ unique index on the normalized form, where SQL can express it.
 from __future__ import annotations
 
 import datetime
-from typing import Any, List, Optional, Sequence, TextIO, Tuple
+from typing import Any, Iterator, List, Sequence, TextIO, Tuple
 
 from keydrift import __version__
 from keydrift.audit.forms import NormalForm
 from keydrift.audit.model import Group, Reference
 from keydrift.audit.queries import Queries, Scratch
 from keydrift.audit.reflect import Target
+
+
+# groups whose rows are read in one query (their spellings go in IN lists of IN_LIST values)
+_GROUPS_PER_QUERY = 200
 
 
 def literal(value: Any) -> str:
@@ -88,8 +92,13 @@ class PlanWriter:
         ordering = f"the earliest {target.created}, then the lowest {target.primary_key}" if target.created \
             else f"the lowest {target.primary_key}"
         self._comment(f"each key keeps one row: {ordering}")
-        for group in scratch.groups():
-            self._merge(target, group, scratch, rewrite_key)
+        for groups in _chunks(scratch.groups(), _GROUPS_PER_QUERY):
+            raws = [s.value for group in groups for s in group.spellings]
+            found = self.q.rows_of(target.table, target.column, target.primary_key or "", target.created, raws)
+            by_raw = {row[0]: row for row in found}
+            for group in groups:
+                rows = [by_raw[s.value] for s in group.spellings if s.value in by_raw]
+                self._merge(target, group, rows, scratch, rewrite_key)
 
     def _merge_blocker(self, target: Target) -> str:
         if target.primary_key is None:
@@ -100,9 +109,8 @@ class PlanWriter:
                     "at one kept row")
         return ""
 
-    def _merge(self, target: Target, group: Group, scratch: Scratch, rewrite_key: bool) -> None:
-        raws = [s.value for s in group.spellings]
-        rows = self.q.rows_of(target.table, target.column, target.primary_key or "", target.created, raws)
+    def _merge(self, target: Target, group: Group, rows: List[Tuple[str, Any, Any]], scratch: Scratch,
+               rewrite_key: bool) -> None:
         if len(rows) < 2:
             return  # the table changed since the audit: nothing to merge any more
         kept = _canonical(rows)
@@ -152,6 +160,17 @@ class PlanWriter:
 
     def _comment(self, text: str) -> None:
         self.out.write(f"-- {text}\n")
+
+
+def _chunks(items: Iterator[Group], size: int) -> Iterator[List[Group]]:
+    chunk: List[Group] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def _canonical(rows: List[Tuple[str, Any, Any]]) -> Tuple[str, Any, Any]:

@@ -211,8 +211,8 @@ class Queries:
         sql = (f"SELECT {self.quote(column)}, {self.quote(primary_key)}, {created_sql} FROM {self.table(table)} "
                f"WHERE {self.quote(column)} IN :raws")
         out: List[Tuple[str, Any, Any]] = []
-        for start in range(0, len(raws), IN_LIST):
-            with self.engine.connect() as connection:
+        with self.engine.connect() as connection:
+            for start in range(0, len(raws), IN_LIST):
                 chunk = raws[start:start + IN_LIST]
                 out.extend(tuple(r) for r in connection.execute(self._text(sql, {"raws": chunk}), {"raws": chunk}))
         return out
