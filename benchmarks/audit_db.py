@@ -17,7 +17,6 @@ Not a test: it takes a minute or two.
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -59,15 +58,14 @@ def fill(server, database, rows):
 def run_audit(url, project, plan, output):
     keydrift = os.path.join(os.path.dirname(sys.executable), "keydrift")
     command = [keydrift, "audit-db", url, project, "--format", "json", "--plan", plan, "--output", output, "--quiet"]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True)
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(child.pid, 0)  # this child's own peak memory
     seconds = time.perf_counter() - started
-    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"audit-db failed ({done.returncode}): {done.stderr}")
-    # ru_maxrss of children is the largest child so far: report it only when it grew
-    return seconds, peak_kib if peak_kib > before else None
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):
+        raise SystemExit(f"audit-db failed ({code}): {child.stderr.read().decode()}")
+    return seconds, usage.ru_maxrss  # KiB on Linux
 
 
 def main():
@@ -93,7 +91,7 @@ def main():
             with open(output) as handle:
                 report = json.load(handle)
             groups = {c["column"]: c["groups"] for c in report["columns"]}
-            memory = f"{peak / 1024:.0f} MiB" if peak else "(not above the previous run)"
+            memory = f"{peak / 1024:.0f} MiB"
             print(f"| {rows:,} | {counts['pages']:,} / {counts['users']:,} / {counts['hits']:,} | "
                   f"{groups.get('url', 0):,}, {groups.get('email', 0):,} | {seconds:.1f} s | {memory} |", flush=True)
     finally:

@@ -383,3 +383,81 @@ def test_audit_table_does_not_disturb_check(tmp_path, capsys):
         columns = ["domains.url"]
     """)
     assert main(["check", project, "--no-cache"]) == 0
+
+
+def test_progress_bar():
+    from keydrift.audit.audit import bar
+
+    assert bar(0, 200, 10) == "[----------]   0%"
+    assert bar(100, 200, 10) == "[#####-----]  50%"
+    assert bar(300, 200, 10) == "[##########] 100%"
+    assert bar(0, 0, 10) == "[##########] 100%"
+
+
+def test_progress_is_shown_on_a_terminal_only(capsys, database, monkeypatch):
+    import io
+
+    from keydrift.output import progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.setattr(progress, "DELAY", -1.0)
+    monkeypatch.setattr(progress, "INTERVAL", 0.0)
+    assert main(["audit-db", f"sqlite:///{database}", os.path.join(FIXTURES, "django_project"),
+                 "--only", "domains.url"]) == 1
+    assert "rows of domains.url" in terminal.getvalue() and "100%" in terminal.getvalue()
+    assert main(["audit-db", f"sqlite:///{database}", os.path.join(FIXTURES, "django_project"),
+                 "--only", "domains.url", "--quiet"]) == 1
+    assert terminal.getvalue().count("rows of domains.url") == 1  # nothing more with --quiet
+
+
+def test_not_a_database_file(capsys, tmp_path):
+    path = tmp_path / "garbage.db"
+    path.write_bytes(b"this is not a database" * 100)
+    code, out, err = audit(capsys, f"sqlite:///{path}", os.path.join(FIXTURES, "django_project"))
+    assert code == 2 and err.count("\n") == 1 and "file is not a database" in err
+
+
+def test_blobs_and_numbers_in_text_columns(capsys, tmp_path):
+    path = sqlite_database(tmp_path / "blobs.db", "CREATE TABLE users (id INTEGER PRIMARY KEY, email TEXT, url TEXT)",
+                           "INSERT INTO users (email, url) VALUES (?, ?)",
+                           [(b"\xff\xfe", b"\xff"), (b"\xff\xfe", 12), ("A@b.c", "https://a.test/"),
+                            ("a@b.c", "https://A.test"), (7, 7.5)])
+    project = write_project(tmp_path / "p", models="x = 1\n", pyproject="""
+        [tool.keydrift.audit]
+        columns = ["users.email", "users.url"]
+    """)
+    code, document, _ = audit_json(capsys, f"sqlite:///{path}", project, "--plan", str(tmp_path / "plan.sql"))
+    assert code == 1
+    assert column(document, "users.email")["groups"] == 1
+    urls = column(document, "users.url")
+    assert urls["groups"] == 1 and urls["invalid_values"] == 1  # the blob (SQLite stores 12 as text "12")
+
+
+def test_raw_sql_keys_are_found(capsys, tmp_path):
+    path = sqlite_database(tmp_path / "raw.db", "CREATE TABLE members (id INTEGER PRIMARY KEY, email TEXT)",
+                           "INSERT INTO members (email) VALUES (?)", [("Bo@x.org",), ("bo@x.org",), ("cy@x.org",)])
+    project = write_project(tmp_path / "p", models="x = 1\n", extra={"store.py": """
+        def remember(db, email):
+            row = db.execute("SELECT id FROM members WHERE email = ?", (email,)).fetchone()
+            if row is None:
+                db.execute("INSERT INTO members (email) VALUES (?)", (email.lower(),))
+    """})
+    code, document, _ = audit_json(capsys, f"sqlite:///{path}", project)
+    members = column(document, "members.email")
+    assert code == 1 and members["groups"] == 1
+    assert any("read and written by key in app/store.py" in s for s in members["sources"])
+
+
+def test_missing_driver_extra(capsys, database, monkeypatch):
+    monkeypatch.setitem(sys.modules, "sqlalchemy", None)
+    code, _, err = audit(capsys, f"sqlite:///{database}", os.path.join(FIXTURES, "django_project"))
+    assert code == 2 and "pip install 'keydrift[db]'" in err and err.count("\n") == 1
+    monkeypatch.undo()
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    code, _, err = audit(capsys, "postgresql://app:pw@127.0.0.1:1/app", os.path.join(FIXTURES, "django_project"))
+    assert code == 2 and "needs psycopg 3" in err and "pw@" not in err

@@ -42,7 +42,7 @@ def _audit(queries: Queries, target: Target, form: NormalForm, args: argparse.Na
     progress = Progress(None if args.quiet else sys.stderr, report.rows - report.null_rows)
 
     def show(seen: int) -> None:
-        progress.show(seen, f"rows of {target.label}")
+        progress.show(seen, f"{bar(seen, progress.total)} rows of {target.label}")
 
     try:
         if form.sql:
@@ -60,3 +60,10 @@ def _audit(queries: Queries, target: Target, form: NormalForm, args: argparse.Na
     finally:
         progress.clear()
     return report
+
+
+def bar(done: int, total: int, width: int = 24) -> str:
+    """``[#########---------------]  37%``"""
+    fraction = min(1.0, done / total) if total > 0 else 1.0
+    filled = int(fraction * width)
+    return f"[{'#' * filled}{'-' * (width - filled)}] {fraction:4.0%}"
