@@ -461,3 +461,68 @@ def test_missing_driver_extra(capsys, database, monkeypatch):
     monkeypatch.setitem(sys.modules, "psycopg", None)
     code, _, err = audit(capsys, "postgresql://app:pw@127.0.0.1:1/app", os.path.join(FIXTURES, "django_project"))
     assert code == 2 and "needs psycopg 3" in err and "pw@" not in err
+
+
+def keyed_by_url_project(tmp_path):
+    return write_project(tmp_path / "p", models="x = 1\n", pyproject="""
+        [tool.keydrift.audit]
+        columns = ["sites.url"]
+    """)
+
+
+def test_plan_with_a_foreign_key_to_the_key_itself(capsys, tmp_path):
+    path = tmp_path / "fk.db"
+    connection = sqlite3.connect(path)
+    connection.executescript("""
+        CREATE TABLE sites (id INTEGER PRIMARY KEY, url TEXT UNIQUE);
+        CREATE TABLE visits (id INTEGER PRIMARY KEY, site_url TEXT REFERENCES sites (url));
+        INSERT INTO sites VALUES (3, 'https://a.test/'), (1, 'a.test'), (2, 'b.test');
+        INSERT INTO visits (site_url) VALUES ('https://a.test/'), ('a.test'), ('a.test'), ('b.test');
+    """)
+    connection.close()
+    plan = tmp_path / "plan.sql"
+    code, document, _ = audit_json(capsys, f"sqlite:///{path}", keyed_by_url_project(tmp_path), "--plan", str(plan))
+    sites = column(document, "sites.url")
+    assert code == 1 and (sites["groups"], sites["rows_in_groups"]) == (1, 2)
+    visits = sites["references"][0]
+    assert (visits["table"], visits["referred_column"], visits["rows"], visits["total"]) == ("visits", "url", 3, 4)
+    sql = plan.read_text()
+    assert "foreign keys point at url itself: the kept spelling is left as it is" in sql
+    apply_plan(path, sql)
+    apply_plan(path, sql)
+    connection = sqlite3.connect(path)
+    # no creation column: the lowest primary key is kept, with its spelling
+    assert connection.execute("SELECT id, url FROM sites ORDER BY id").fetchall() == [(1, "a.test"), (2, "b.test")]
+    assert sorted(connection.execute("SELECT site_url FROM visits")) == [("a.test",)] * 3 + [("b.test",)]
+    connection.close()
+    code, _, _ = audit(capsys, f"sqlite:///{path}", keyed_by_url_project(tmp_path))
+    assert code == 0
+
+
+def test_plan_without_a_primary_key_is_left_to_a_person(capsys, tmp_path):
+    path = sqlite_database(tmp_path / "nopk.db", "CREATE TABLE sites (url TEXT UNIQUE, note TEXT)",
+                           "INSERT INTO sites VALUES (?, ?)", [("a.test", "x"), ("A.test/", "y")])
+    plan = tmp_path / "plan.sql"
+    code, _, _ = audit(capsys, f"sqlite:///{path}", keyed_by_url_project(tmp_path), "--plan", str(plan))
+    sql = plan.read_text()
+    assert code == 1 and "not merged: sites has no single-column primary key" in sql
+    assert "DELETE" not in sql and "UPDATE" not in sql
+    before = digest(path)
+    apply_plan(path, sql)
+    assert digest(path) == before
+
+
+def test_plan_blocked_by_a_unique_foreign_key(capsys, tmp_path):
+    path = tmp_path / "one.db"
+    connection = sqlite3.connect(path)
+    connection.executescript("""
+        CREATE TABLE sites (id INTEGER PRIMARY KEY, url TEXT UNIQUE);
+        CREATE TABLE profiles (id INTEGER PRIMARY KEY, site_id INTEGER UNIQUE REFERENCES sites (id));
+        INSERT INTO sites VALUES (1, 'a.test'), (2, 'A.test');
+        INSERT INTO profiles VALUES (1, 1), (2, 2);
+    """)
+    connection.close()
+    plan = tmp_path / "plan.sql"
+    audit(capsys, f"sqlite:///{path}", keyed_by_url_project(tmp_path), "--plan", str(plan))
+    sql = plan.read_text()
+    assert "profiles.site_id is unique" in sql and "DELETE" not in sql
