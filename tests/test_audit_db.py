@@ -526,3 +526,20 @@ def test_plan_blocked_by_a_unique_foreign_key(capsys, tmp_path):
     audit(capsys, f"sqlite:///{path}", keyed_by_url_project(tmp_path), "--plan", str(plan))
     sql = plan.read_text()
     assert "profiles.site_id is unique" in sql and "DELETE" not in sql
+
+
+def test_plan_with_a_normalizer_that_is_not_idempotent(capsys, tmp_path):
+    path = sqlite_database(tmp_path / "www.db", "CREATE TABLE sites (id INTEGER PRIMARY KEY, url TEXT UNIQUE)",
+                           "INSERT INTO sites VALUES (?, ?)",
+                           [(1, "https://www.www.a.test"), (2, "https://WWW.www.a.test/"), (3, "https://www.a.test")])
+    plan = tmp_path / "plan.sql"
+    code, document, _ = audit_json(capsys, f"sqlite:///{path}", keyed_by_url_project(tmp_path), "--plan", str(plan))
+    # www.www.a.test -> www.a.test, whose own form is a.test: two groups of one spelling, one of two
+    assert code == 1 and column(document, "sites.url")["groups"] == 1
+    sql = plan.read_text()
+    assert "not idempotent" in sql
+    apply_plan(path, sql)  # runs without breaking the unique constraint
+    connection = sqlite3.connect(path)
+    assert connection.execute("SELECT id, url FROM sites ORDER BY id").fetchall() == [
+        (1, "https://www.www.a.test"), (3, "https://www.a.test")]
+    connection.close()

@@ -166,3 +166,26 @@ def test_driver_schemes(server, scenario_db):
     for driver in ("postgres", "postgresql+psycopg"):
         engine, shown = connect.open_engine(server.url(scenario_db, driver=driver))
         connect.check_connection(engine, shown)
+
+
+def test_schema_option_and_quoted_names(capsys, server, tmp_path):
+    server.create_database("schemas")
+    with server.connect("schemas") as connection:
+        connection.execute("CREATE SCHEMA shop")
+        connection.execute('CREATE TABLE shop."Customers" (id int PRIMARY KEY, "Email" text UNIQUE)')
+        connection.execute("""INSERT INTO shop."Customers" VALUES (1, 'Ann@x.org'), (2, 'ann@x.org '), (3, 'bo@x.org')""")
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "pyproject.toml").write_text('[tool.keydrift.audit]\ncolumns = ["customers.email"]\n')
+    code, _, err = audit(capsys, server.url("schemas"), str(project))
+    assert code == 2 and "no table 'customers'" in err  # not in the default schema
+    plan = tmp_path / "plan.sql"
+    code, document, _ = audit_json(capsys, server.url("schemas"), str(project), "--schema", "shop", "--plan", str(plan))
+    customers = column(document, "Customers.Email")
+    assert code == 1 and (customers["groups"], customers["rows_in_groups"]) == (1, 2)
+    with server.connect("schemas") as connection:
+        connection.execute(plan.read_text())
+        rows = connection.execute('SELECT id, "Email" FROM shop."Customers" ORDER BY id').fetchall()
+    assert rows == [(1, "ann@x.org"), (3, "bo@x.org")]
+    code, _, _ = audit(capsys, server.url("schemas"), str(project), "--schema", "shop")
+    assert code == 0

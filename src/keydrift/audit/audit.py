@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from typing import Any, Dict, FrozenSet, List, Optional
 
 from keydrift.audit.connect import driver_message
@@ -37,7 +38,8 @@ def audit_column(queries: Queries, target: Target, form: NormalForm, args: argpa
 
 def _audit(queries: Queries, target: Target, form: NormalForm, args: argparse.Namespace, scratch: Scratch,
            writer: Any) -> ColumnReport:
-    report = ColumnReport(target.key, form.description, "database" if form.sql else "python")
+    key = replace(target.key, table=target.table, column=target.column)  # as the database spells them
+    report = ColumnReport(key, form.description, "database" if form.sql else "python")
     report.rows, report.null_rows = queries.counts(target.table, target.column)
     progress = Progress(None if args.quiet else sys.stderr, report.rows - report.null_rows)
 

@@ -124,7 +124,10 @@ class PlanWriter:
                 spellings = scratch.reference_spellings(index, group.normal)
                 self._rewrite(reference.table, reference.column, group.normal, spellings)
         self.out.write(f"DELETE FROM {table} WHERE {column} IN {in_list(others)} AND {pk} <> {literal(kept[1])};\n")
-        if rewrite_key and kept[0] != group.normal:
+        if rewrite_key and kept[0] != group.normal and _taken(scratch, group.normal):
+            self._comment(f"{group.normal!r} is already the key of another row, whose own normal form differs: "
+                          "the normal form is not idempotent; the kept spelling is left as it is")
+        elif rewrite_key and kept[0] != group.normal:
             self.out.write(f"UPDATE {table} SET {column} = {literal(group.normal)} WHERE {pk} = {literal(kept[1])};\n")
 
     def _repoint(self, target: Target, reference: Reference, kept: Any, others: List[str]) -> None:
@@ -160,6 +163,13 @@ class PlanWriter:
 
     def _comment(self, text: str) -> None:
         self.out.write(f"-- {text}\n")
+
+
+def _taken(scratch: Scratch, normal: str) -> bool:
+    """Whether the normal form is the spelling of a row of another group (a normalizer that is
+    not idempotent: rewriting to it would break the unique constraint)."""
+    owner = scratch.normal_form_of(normal)
+    return owner is not None and owner != normal
 
 
 def _chunks(items: Iterator[Group], size: int) -> Iterator[List[Group]]:

@@ -52,6 +52,7 @@ class Scratch:
     def group(self) -> None:
         self.db.executescript("""
             CREATE INDEX spelling_norm ON spelling (norm);
+            CREATE INDEX spelling_raw ON spelling (raw);
             INSERT INTO drift SELECT norm, sum(rows), count(*) FROM spelling
               WHERE norm IS NOT NULL GROUP BY norm HAVING count(*) > 1;
         """)
@@ -69,6 +70,11 @@ class Scratch:
     def spellings(self, norm: str) -> Tuple[Spelling, ...]:
         found = self.db.execute("SELECT raw, rows FROM spelling WHERE norm = ? ORDER BY rows DESC, raw", (norm,))
         return tuple(Spelling(raw, rows) for raw, rows in found)
+
+    def normal_form_of(self, raw: str) -> Optional[str]:
+        """The normal form of a spelling seen in the column (None: not seen, or none)."""
+        found = self.db.execute("SELECT norm FROM spelling WHERE raw = ?", (raw,)).fetchone()
+        return found[0] if found else None
 
     def drift_raws(self) -> Iterator[List[str]]:
         """Every spelling of every drift group, in lists of at most ``IN_LIST``."""

@@ -42,9 +42,10 @@ class Schema:
         self.schema = schema
         self.tables = {name.lower(): name for name in self.inspector.get_table_names(schema=schema)}
         self._columns: Dict[str, Dict[str, Any]] = {}
+        self._foreign_keys: Optional[Dict[str, List[Dict[str, Any]]]] = None
 
     def table(self, name: str) -> Optional[str]:
-        return self.tables.get(name) if name in self.tables.values() else self.tables.get(name.lower())
+        return name if name in self.tables.values() else self.tables.get(name.lower())
 
     def columns(self, table: str) -> Dict[str, Any]:
         if table not in self._columns:
@@ -73,10 +74,17 @@ class Schema:
             return self.inspector.get_indexes(table, schema=self.schema, include_auto_indexes=True)
         return self.inspector.get_indexes(table, schema=self.schema)
 
+    def foreign_keys(self) -> Dict[str, List[Dict[str, Any]]]:
+        """Every table's foreign keys, read once."""
+        if self._foreign_keys is None:
+            self._foreign_keys = {t: self.inspector.get_foreign_keys(t, schema=self.schema)
+                                  for t in sorted(self.tables.values())}
+        return self._foreign_keys
+
     def foreign_keys_to(self, table: str) -> List[Reference]:
         out = []
-        for other in sorted(self.tables.values()):
-            for fk in self.inspector.get_foreign_keys(other, schema=self.schema):
+        for other, foreign_keys in self.foreign_keys().items():
+            for fk in foreign_keys:
                 if fk.get("referred_table") != table or len(fk.get("constrained_columns") or ()) != 1:
                     continue
                 column = fk["constrained_columns"][0]
