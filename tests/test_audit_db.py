@@ -543,3 +543,11 @@ def test_plan_with_a_normalizer_that_is_not_idempotent(capsys, tmp_path):
     assert connection.execute("SELECT id, url FROM sites ORDER BY id").fetchall() == [
         (1, "https://www.www.a.test"), (3, "https://www.a.test")]
     connection.close()
+
+
+def test_no_scratch_space_is_one_line(capsys, database, monkeypatch, tmp_path):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "does-not-exist"))
+    code, out, err = audit(capsys, f"sqlite:///{database}", os.path.join(FIXTURES, "django_project"))
+    assert code == 2 and out == "" and "cannot make a scratch file" in err and err.count("\n") == 1

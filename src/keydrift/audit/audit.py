@@ -5,7 +5,9 @@ column with the reason; the others are still audited."""
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
+import tempfile
 from dataclasses import replace
 from typing import Any, Dict, FrozenSet, List, Optional
 
@@ -24,7 +26,10 @@ def form_for(key: KeyColumn, normalizers: Dict[str, NormalForm], url_steps: Froz
 
 def audit_column(queries: Queries, target: Target, form: NormalForm, args: argparse.Namespace,
                  skipped: List[Skipped], writer: Any = None) -> Optional[ColumnReport]:
-    scratch = Scratch()
+    try:
+        scratch = Scratch()
+    except (OSError, sqlite3.Error) as exc:
+        raise AuditError(f"cannot make a scratch file in {tempfile.gettempdir()} (set TMPDIR): {exc}") from None
     try:
         return _audit(queries, target, form, args, scratch, writer)
     except AuditError:
