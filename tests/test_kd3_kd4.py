@@ -406,8 +406,21 @@ def test_kd401_docstring_mentioning_a_scheme_is_no_guard():
 
         def canonical_url(url):
             """https://Example.com -> https://example.com"""
-            return urlsplit(url).geturl()
+            parts = urlsplit(url)
+            return parts._replace(netloc=parts.netloc.lower()).geturl()
     ''') == ["KD401"]
+
+
+def test_kd401_round_trip_reads_no_host():
+    assert codes('''
+        from urllib.parse import urlparse, urlsplit, urlunparse
+
+        def normalize_url(url):
+            return urlunparse(urlparse(url))
+
+        def canonical_url(url):
+            return urlsplit(url)._replace(fragment="").geturl()
+    ''') == []
 
 
 # -- KD402 ----------------------------------------------------------------------------------------

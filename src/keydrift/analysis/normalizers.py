@@ -38,6 +38,7 @@ import libcst as cst
 from keydrift.analysis.values import code, dotted_name, last_name
 from keydrift.frameworks import transforms
 from keydrift.types import Config
+from keydrift.vocabulary import DATABASE_VOCABULARY
 
 KD401 = "KD401"
 KD402 = "KD402"
@@ -45,6 +46,7 @@ KD403 = "KD403"
 KD404 = "KD404"
 KD405 = "KD405"
 KD406 = "KD406"
+KD407 = "KD407"
 PREFIX = "prefix"
 APPEND = "append"
 
@@ -118,22 +120,23 @@ def module_name_of(path: str, config: Config) -> str:
 
 def normalizer_functions(module: cst.Module, config: Config) -> Iterator[Tuple[str, cst.FunctionDef]]:
     """(qualified name, definition) of every normalizer, walking statements only."""
-    yield from _functions(module.body, "", config)
+    for qualified, node in qualified_functions(module.body, ""):
+        if is_normalizer(node.name.value, config):
+            yield qualified, node
 
 
-def _functions(body: Sequence[cst.CSTNode], prefix: str, config: Config) -> Iterator[Tuple[str, cst.FunctionDef]]:
+def qualified_functions(body: Sequence[cst.CSTNode], prefix: str) -> Iterator[Tuple[str, cst.FunctionDef]]:
+    """(qualified name, definition) of every function and method, nested functions aside."""
     for node in body:
         if isinstance(node, cst.FunctionDef):
-            name = f"{prefix}{node.name.value}"
-            if is_normalizer(node.name.value, config):
-                yield name, node
+            yield f"{prefix}{node.name.value}", node
         elif isinstance(node, cst.ClassDef):
-            yield from _functions(_suite(node.body), f"{prefix}{node.name.value}.", config)
+            yield from qualified_functions(_suite(node.body), f"{prefix}{node.name.value}.")
         elif isinstance(node, (cst.If, cst.Try, cst.With)):
-            yield from _functions(_suite(node.body), prefix, config)
+            yield from qualified_functions(_suite(node.body), prefix)
             orelse = getattr(node, "orelse", None)
             if isinstance(orelse, cst.Else):
-                yield from _functions(_suite(orelse.body), prefix, config)
+                yield from qualified_functions(_suite(orelse.body), prefix)
 
 
 def _suite(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
@@ -215,6 +218,7 @@ STRIP_METHODS: FrozenSet[str] = frozenset({"strip", "lstrip", "rstrip"})
 @dataclass(frozen=True)
 class Val:
     kind: str = OTHER
+    parse_part: bool = False  # a part of a parse result (``parts.path``): rebuilt next to its host
     slash_stripped: bool = False  # rstrip("/")/removesuffix("/") applied: appending "/" is idempotent
     stripped_by: int = 0  # id() of that rstrip call: appending "/" afterwards also restores the root
     scheme_stripped: bool = False  # removeprefix("https://")/lstrip("http://"): prefixing one is idempotent
@@ -274,9 +278,15 @@ class NormalizerReader:
         self.order = 0
         self.pending_splits: List[Tuple[int, cst.Call]] = []
         self.pending_fallbacks: List[cst.CSTNode] = []
-        self.pending_rstrips: List[Tuple[cst.Call, str]] = []  # (call, kind of what it strips)
+        self.pending_rstrips: List[Tuple[cst.Call, Val]] = []  # (call, what it strips)
         self.safe_rstrips: Set[int] = set()
         self.host_names: Set[str] = set()
+        self.rebuilds = False  # the URL is put back together (urlunsplit, geturl, _replace)
+        # KD407: names holding ``parts.hostname`` (None when the URL has no host)
+        self.none_hosts: Set[str] = set()
+        self.none_host_tested = False  # a test on the hostname seen so far
+        self.pending_none_calls: List[Tuple[cst.Call, str]] = []  # (call, parameter it came from or "")
+        self.none_host_params: Dict[str, str] = {}  # name holding a hostname -> its parameter
 
     # -- setup ----------------------------------------------------------------------------------
 
@@ -303,9 +313,11 @@ class NormalizerReader:
         path_function = bool(function_words & PATH_WORDS)
         for index, name in enumerate(params):
             words = set(_words(name))
-            if words & URL_WORDS or (index == 0 and url_function):
+            if words & PATH_WORDS and not words & URL_WORDS:
+                self.env[name] = Val(PATH)  # a parameter named path holds a path, parsed or not
+            elif words & URL_WORDS or (index == 0 and url_function):
                 self.env[name] = Val(INPUT)
-            elif words & PATH_WORDS or (index == 0 and path_function):
+            elif index == 0 and path_function:
                 self.env[name] = Val(PATH)
 
     def _splits_parameter(self, params: List[str]) -> bool:
@@ -354,6 +366,13 @@ class NormalizerReader:
         self._leave(node)
 
     def _enter(self, node: cst.CSTNode) -> None:
+        test = getattr(node, "test", None)
+        if isinstance(node, (cst.If, cst.IfExp, cst.While, cst.Assert)) and test is not None:
+            self._none_host_test(test)
+        elif isinstance(node, cst.BooleanOperation):
+            self._none_host_test(node.left)
+        elif isinstance(node, (cst.Try, cst.TryStar)) and node.handlers:
+            self.none_host_tested = True  # an AttributeError is caught somewhere: not our call
         if isinstance(node, cst.If):
             self._if_test(node.test, node.body)
         elif isinstance(node, cst.IfExp):
@@ -419,7 +438,37 @@ class NormalizerReader:
         elif right is not None and _is_host_read(node.left, self.host_names):
             self.pending_fallbacks.append(node)
 
+    def _none_host_test(self, test: cst.BaseExpression) -> None:
+        """``if not parts.hostname``, ``if host is None``, ``host and host.lower()``."""
+        if _mentions(test, frozenset({"hostname"}), self.none_hosts):
+            self.none_host_tested = True
+
+    def _none_host(self, node: cst.BaseExpression) -> Optional[str]:
+        """For ``parts.hostname`` (or a name holding it): the parameter the parse result came
+        from ("" when parsed here); None when ``node`` is no hostname."""
+        if isinstance(node, cst.Name) and node.value in self.none_hosts:
+            return self.none_host_params.get(node.value, "")
+        if not (isinstance(node, cst.Attribute) and node.attr.value == "hostname"):
+            return None
+        if self.eval(node.value).kind == PARSED:
+            return ""
+        owner = node.value
+        if isinstance(owner, cst.Name) and owner.value in self._parameters():
+            return owner.value  # a parse result handed in by the caller (a str has no .hostname)
+        return None
+
+    def _parameters(self) -> List[str]:
+        signature = self.function.params
+        names = [p.name.value for p in (*signature.posonly_params, *signature.params, *signature.kwonly_params)]
+        return [n for n in names if n not in ("self", "cls")]
+
     def _call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and not self.none_host_tested:
+            origin = self._none_host(node.func.value)
+            if origin is not None:
+                self.pending_none_calls.append((node, origin))
+        if self._rebuild_function(node.func) or last_name(node.func) in ("geturl", "_replace"):
+            self.rebuilds = True
         split = self._split_function(node.func)
         if split and node.args:
             self._split_call(node)
@@ -448,6 +497,8 @@ class NormalizerReader:
         ``.query``/``.params``/``.fragment``: the normalizer keeps the path of its input and
         never uses a host, so a missing scheme cannot leave a host uncanonicalized."""
         parent = self.ancestors[-1] if self.ancestors else None
+        if self._round_trip(call):
+            return True
         if isinstance(parent, cst.Attribute) and parent.value is call:
             return parent.attr.value in PATH_ATTRIBUTES
         if not (isinstance(parent, cst.Assign) and parent.value is call and len(parent.targets) == 1
@@ -458,12 +509,28 @@ class NormalizerReader:
         return bool(uses) and all(isinstance(up, cst.Attribute) and up.attr.value in PATH_ATTRIBUTES
                                   for up in uses)
 
+    def _round_trip(self, call: cst.Call) -> bool:
+        """``urlunparse(urlparse(url))``, ``urlparse(url).geturl()``,
+        ``urlparse(path)._replace(query="").geturl()``: the parse result goes back together
+        without its host being read or changed, so input without a scheme comes back as it was."""
+        parent = self.ancestors[-1] if self.ancestors else None
+        outer = self.ancestors[-2] if len(self.ancestors) > 1 else None
+        if isinstance(parent, cst.Arg) and isinstance(outer, cst.Call) and outer.args \
+                and outer.args[0] is parent:
+            return self._rebuild_function(outer.func)
+        if not (isinstance(parent, cst.Attribute) and parent.value is call):
+            return False
+        if parent.attr.value == "geturl":
+            return True
+        return parent.attr.value == "_replace" and isinstance(outer, cst.Call) and not any(
+            a.keyword is not None and a.keyword.value in HOST_ATTRIBUTES for a in outer.args)
+
     def _strip_call(self, node: cst.Call, name: str, chars: str, receiver: Val) -> None:
         if looks_like_word(chars):
             self._add(KD404, node)
         elif name == "rstrip" and "/" in chars and receiver.kind in (INPUT, PATH, REBUILT):
             if not self._guarded_by_root_test():
-                self.pending_rstrips.append((node, receiver.kind))
+                self.pending_rstrips.append((node, receiver))
 
     def _guarded_by_root_test(self) -> bool:
         """Inside ``if path != "/"`` / ``if len(path) > 1``: the root is never stripped."""
@@ -505,6 +572,9 @@ class NormalizerReader:
                 self.safe_rstrips.add(id(node.left))
         elif left is not None and "://" in left:
             self._prefix(node, self.eval(node.right))
+        elif left is not None and _only_slashes(left) and self.pending_rstrips \
+                and self.eval(node.right).kind in (INPUT, PATH, REBUILT):
+            self.root_restored = True  # "/" + path.lstrip("/") after the rstrip: never empty
 
     def _fstring(self, node: cst.FormattedString) -> None:
         """``f"https://{url}"`` prefixes a scheme; ``f"{path}/"`` appends a slash."""
@@ -517,6 +587,9 @@ class NormalizerReader:
             value = self.eval(part.expression)
             if index == 1 and isinstance(before, cst.FormattedStringText) and "://" in before.value:
                 self._prefix(node, value)
+            if index == 1 and isinstance(before, cst.FormattedStringText) and _only_slashes(before.value) \
+                    and self.pending_rstrips and value.kind in (INPUT, PATH, REBUILT):
+                self.root_restored = True  # f"/{path.lstrip('/')}": never empty
             if index + 2 == len(parts) and isinstance(after, cst.FormattedStringText) and _only_slashes(after.value):
                 self._append(node, value)
 
@@ -544,6 +617,12 @@ class NormalizerReader:
         if _literal(value) == "/":
             self.root_restored = True
         if isinstance(target, cst.Name):
+            origin = self._none_host(value)
+            if origin is not None:
+                self.none_hosts.add(target.value)
+                self.none_host_params[target.value] = origin
+            else:
+                self.none_hosts.discard(target.value)
             evaluated = self.eval(value)
             self.env[target.value] = evaluated
             if _mentions(value, HOST_READS, self.host_names):
@@ -572,9 +651,13 @@ class NormalizerReader:
             for node in self.pending_fallbacks:
                 self._add(KD402, node)
         if not self.root_restored:
-            for call, kind in self.pending_rstrips:
+            for call, stripped in self.pending_rstrips:
+                if stripped.parse_part and self.rebuilds:
+                    continue  # put back next to its host: "https://x.com" is "https://x.com/"
                 if id(call) not in self.safe_rstrips:
-                    self._add(KD403, call, kind)
+                    self._add(KD403, call, stripped.kind)
+        for call, origin in self.pending_none_calls:
+            self._add(KD407, call, origin)
 
     # -- evaluation -----------------------------------------------------------------------------
 
@@ -587,7 +670,7 @@ class NormalizerReader:
                 if node.attr.value in HOST_ATTRIBUTES:
                     return Val(HOST)
                 if node.attr.value in PATH_ATTRIBUTES:
-                    return Val(PATH)
+                    return Val(PATH, parse_part=True)
             return Val()
         if isinstance(node, cst.Call):
             return self._eval_call(node)
@@ -760,9 +843,86 @@ def normalizer_defects(facts: object) -> List[Defect]:
     for qualified, node in normalizer_functions(module, config):
         if names is None:
             names = url_parse_names(module)
-        defects.extend(NormalizerReader(qualified, node, names).run())
+        found = NormalizerReader(qualified, node, names).run()
+        defects.extend(d for d in found if not (d.code == KD407 and d.detail
+                                                and _callers_test_hostname(module, node.name.value)))
+    defects.extend(_stripped_results(module, config, names or url_parse_names(module)))
     _last[:] = [(module, defects)]
     return defects
+
+
+class ResultReader(NormalizerReader):
+    """KD403 outside normalizers: a function that stores or looks up keys and strips trailing
+    slashes off a normalizer's result (``key = normalize_path(p).rstrip("/")``) loses the
+    root as a normalizer would. Only its KD403 defects are kept."""
+
+    def __init__(self, qualified: str, node: cst.FunctionDef, names: UrlParseNames, config: Config) -> None:
+        super().__init__(qualified, node, names)
+        self.config = config
+
+    def _bind_inputs(self) -> None:
+        return None  # its parameters are not a normalizer's input
+
+    def _eval_call(self, node: cst.Call) -> Val:
+        if is_normalizer_name(last_name(node.func), self.config):
+            return Val(PATH)
+        return super()._eval_call(node)
+
+    def run(self) -> List[Defect]:
+        return [d for d in super().run() if d.code == KD403]
+
+
+def _stripped_results(module: cst.Module, config: Config, names: UrlParseNames) -> Iterator[Defect]:
+    for qualified, node in qualified_functions(module.body, ""):
+        if is_normalizer(node.name.value, config) or not _strips_slash(node):
+            continue
+        if DATABASE_VOCABULARY.search(code(node)):
+            yield from ResultReader(qualified, node, names, config).run()
+
+
+def _strips_slash(function: cst.FunctionDef) -> bool:
+    stack: List[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call) and last_name(node.func) == "rstrip" and node.args \
+                and "/" in (_literal(node.args[0].value) or ""):
+            return True
+        stack.extend(node.children)
+    return False
+
+
+def _callers_test_hostname(module: cst.Module, name: str) -> bool:
+    """Whether ``name`` is called in the module, and every call comes after a test of a
+    hostname in the calling function (``if uri.hostname is None: return uri``)."""
+    verdicts: List[bool] = []
+    for function in _all_functions(module.body):
+        verdicts.extend(_calls_after_host_test(function, name))
+    return bool(verdicts) and all(verdicts)
+
+
+def _all_functions(body: Sequence[cst.CSTNode]) -> Iterator[cst.FunctionDef]:
+    for node in body:
+        if isinstance(node, cst.FunctionDef):
+            yield node
+        elif isinstance(node, cst.ClassDef):
+            yield from _all_functions(_suite(node.body))
+
+
+def _calls_after_host_test(function: cst.FunctionDef, name: str) -> Iterator[bool]:
+    """For each call of ``name`` in ``function`` (source order): was a hostname tested before?"""
+    tested = False
+    stack: List[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        test = getattr(node, "test", None)
+        if isinstance(node, (cst.If, cst.IfExp, cst.While, cst.Assert)) and test is not None \
+                and _mentions(test, frozenset({"hostname"}), set()):
+            tested = True
+        if isinstance(node, cst.Call) and last_name(node.func) == name:
+            yield tested
+        stack.extend(reversed(node.children))
 
 
 def defects_of(facts: object, code_: str) -> Iterator[Defect]:

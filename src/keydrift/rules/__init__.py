@@ -29,6 +29,7 @@ from keydrift.rules.kd403_root_path_stripped import RootPathStripped
 from keydrift.rules.kd404_strip_with_word import StripWithWord
 from keydrift.rules.kd405_whole_url_lowercased import WholeUrlLowercased
 from keydrift.rules.kd406_normalizer_not_idempotent import NormalizerNotIdempotent
+from keydrift.rules.kd407_hostname_may_be_none import HostnameMayBeNone
 from keydrift.rules.kd900_file_not_analyzed import FileNotAnalyzed, FileNotParsed
 
 
@@ -51,6 +52,7 @@ ALL_RULES: Tuple[Type[Rule], ...] = (
     StripWithWord,
     WholeUrlLowercased,
     NormalizerNotIdempotent,
+    HostnameMayBeNone,
     FileNotParsed,
     FileNotAnalyzed,
 )

@@ -36,7 +36,10 @@ class UrlsplitWithoutScheme(Rule):
     on the parse's scheme/netloc/hostname. A normalizer whose callers always pass absolute URLs
     is reported all the same; state it with a check (`if "://" not in url: raise ValueError`).
     A parse whose result is only read for its path (`urlparse(value).path`, or `.path`/
-    `.query`/`.params`/`.fragment` of the parse) uses no host and is not reported.
+    `.query`/`.params`/`.fragment` of the parse) uses no host and is not reported, nor is a
+    round trip that puts the parse back together without touching its host
+    (`urlunparse(urlparse(url))`, `urlparse(url)._replace(query="").geturl()`), nor a parse of
+    a parameter named like a path (`path`, `route`) rather than a URL.
     """
 
     CODE = "KD401"

@@ -18,8 +18,13 @@ class RootPathStripped(Rule):
     ## What it does
     Inside a normalizer, finds `path.rstrip("/")` (or `url.rstrip("/")`) on the input, a
     path or a rebuilt URL when the root is never put back: no `... or "/"`, no
-    `if not path: path = "/"`, no `"/" if ... else ...`, no `rstrip("/") + "/"`, and no
-    enclosing `if path != "/"` / `if len(path) > 1`.
+    `if not path: path = "/"`, no `"/" if ... else ...`, no `rstrip("/") + "/"`, no
+    `"/" + path.lstrip("/")` after it, and no enclosing `if path != "/"` / `if len(path) > 1`.
+    Outside normalizers, in a function that stores or looks up records (database vocabulary in
+    its body), finds the same `rstrip("/")` applied to a normalizer's result
+    (`normalize_path(p).rstrip("/")`, or a name holding it). A path stripped and then put back
+    next to its host (`parts._replace(path=parts.path.rstrip("/")).geturl()`) is not reported:
+    `"https://x.com/"` and `"https://x.com"` are one URL.
 
     ## Why is this bad?
     `"/".rstrip("/")` is `""`: the home page's key becomes the empty string (and
@@ -28,9 +33,7 @@ class RootPathStripped(Rule):
 
     ## Known problems
     Any `or "/"` or assignment of `"/"` in the normalizer counts as putting the root
-    back, even on another variable. A path stripped and then put back next to its host
-    (`parts._replace(path=parts.path.rstrip("/")).geturl()`) is reported too, although
-    `"https://x.com/"` and `"https://x.com"` are one URL and both give `"https://x.com"`.
+    back, even on another variable.
     """
 
     CODE = "KD403"
