@@ -117,7 +117,8 @@ def uncanonical_keys(facts: object) -> List[UncanonicalKey]:
         return _last[0][1]
     config: Config = getattr(facts, "config", None) or Config()
     result: List[UncanonicalKey] = []
-    if not not_production_schema(module_name_of(getattr(facts, "path", ""), config)):
+    if not not_production_schema(module_name_of(getattr(facts, "path", ""), config)) \
+            and not is_migration_script(module):
         reader = SchemaReader(config)
         reader.read(module)
         result = list(_decide(reader, facts, config))
@@ -126,16 +127,32 @@ def uncanonical_keys(facts: object) -> List[UncanonicalKey]:
 
 
 _MIGRATION_PACKAGES = frozenset({"migrations", "alembic"})
+# ``0007_add_email``, ``migrate_v2``, ``schema_migration``, an alembic ``3f2a1b9c8d7e_users``.
+_MIGRATION_NAME = re.compile(r"migrat|^\d{3,}_|^[0-9a-f]{12}_")
 
 
 def not_production_schema(module: str) -> bool:
     """Test code (``boundary.is_test_module``) and schema-migration code (a ``migrations``/
-    ``alembic`` package, a ``migrations`` module) declare fixtures and history, not the schema
-    the application writes through: a test model's unique ``username`` is not a key of any real
-    record, and a past migration is not where a fix would go (the model it mirrors is
-    reported)."""
+    ``alembic`` package, a module or package named for migrating, a numbered revision file)
+    declare fixtures and history, not the schema the application writes through: a test
+    model's unique ``username`` is not a key of any real record, and a past migration is not
+    where a fix would go (the model it mirrors is reported)."""
     parts = module.split(".") if module else []
-    return is_test_module(module) or any(p in _MIGRATION_PACKAGES for p in parts)
+    return is_test_module(module) or any(p in _MIGRATION_PACKAGES or _MIGRATION_NAME.search(p) for p in parts)
+
+
+def is_migration_script(module: cst.Module) -> bool:
+    """A migration wherever it lives: an alembic revision (``down_revision = ...`` at module
+    level) or a Django/peewee ``class Migration(migrations.Migration)``."""
+    for statement in module.body:
+        if isinstance(statement, cst.ClassDef) and statement.name.value == "Migration":
+            return True
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                target, _, _ = _assignment(small)
+                if isinstance(target, cst.Name) and target.value in ("down_revision", "revision"):
+                    return True
+    return False
 
 
 # -- reading declarations ------------------------------------------------------------------
@@ -596,6 +613,8 @@ class _Evidence:
             if kind == schema.NAME and schema.name_tokens(column.rsplit(".", 1)[-1]) == (schema.NAME,) \
                     and not any(schema.names_kind_of_thing(e) for e in {entity, declaration.entity}):
                 continue  # Author.name, History.name: a label, not a key (Tag.name is one)
+            if kind == schema.PATH and any(schema.names_files_or_code(e) for e in {entity, declaration.entity}):
+                continue  # Attachment.path, Plugin.path: a file or code path
             if not self._canonical(_names_of(self.schema, entity, declaration.entity, column), kind):
                 yield column, kind
 

@@ -51,6 +51,37 @@ OPAQUE_TOKENS: FrozenSet[str] = frozenset({
     "number", "num", "serial", "etag", "version", "counter", "idx",
 })
 
+# Values matched against keys rather than keys themselves: a LIKE pattern, a regular
+# expression, a glob, a template (``url_pattern``, ``path_regex``, ``host_glob``).
+PATTERN_TOKENS: FrozenSet[str] = frozenset({
+    "pattern", "patterns", "regex", "regexp", "re", "glob", "wildcard", "mask", "template", "like",
+    "match", "matcher", "rule",
+})
+
+# A ``path`` that names a file or a piece of code, not a URL path people type: compared byte
+# for byte by the file system or the import system (``file_path``, ``import_path``,
+# ``module_path``, ``handler_path``, ``storage_path``).
+NON_URL_PATH_TOKENS: FrozenSet[str] = frozenset({
+    "file", "filename", "filepath", "dir", "directory", "folder", "disk", "local", "storage", "fs",
+    "upload", "media", "static", "module", "import", "dotted", "class", "python", "callable",
+    "handler", "task", "function", "func", "package", "binary", "executable", "script", "log",
+    "socket", "cache", "config", "settings", "template", "repo", "git", "source", "src", "abs",
+    "relative", "rel", "object", "blob", "key",
+})
+# Head nouns of entities whose bare ``path`` is a file or code path (``Attachment.path``,
+# ``Plugin.path``, ``ImportJob.path``).
+NON_URL_PATH_ENTITIES: FrozenSet[str] = frozenset({
+    "file", "attachment", "upload", "blob", "asset", "image", "media", "module", "plugin",
+    "script", "template", "directory", "folder", "backup", "archive", "artifact", "package",
+    "job", "task", "import", "export", "snapshot", "log", "repository", "repo", "volume", "mount",
+})
+# Markup and schema vocabulary: the ``name`` of an XML element, an HTML tag, a schema field or
+# a node is an identifier the format defines, not a key people type.
+MARKUP_ENTITY_TOKENS: FrozenSet[str] = frozenset({
+    "xml", "html", "element", "elements", "node", "nodes", "attribute", "attributes", "schema",
+    "field", "fields", "column", "columns", "xpath", "dom",
+})
+
 # Display text: uniqueness on it is a presentation choice, and "Hello" vs "hello" may well be
 # two titles. Never treated as a natural key.
 DISPLAY_TOKENS: FrozenSet[str] = frozenset({"title", "label", "caption", "heading", "subject"})
@@ -67,7 +98,7 @@ def name_tokens(name: str) -> Tuple[str, ...]:
 def natural_key_kind(name: str) -> Optional[str]:
     """The kind of natural key a field name announces, or None for opaque/unknown names."""
     tokens = name_tokens(name)
-    if not tokens or any(t in OPAQUE_TOKENS or t in DISPLAY_TOKENS for t in tokens):
+    if not tokens or any(t in OPAQUE_TOKENS or t in DISPLAY_TOKENS or t in PATTERN_TOKENS for t in tokens):
         return None
     if tokens[-1] == NAME:
         if len(tokens) == 1:
@@ -75,9 +106,17 @@ def natural_key_kind(name: str) -> Optional[str]:
         return NAME_QUALIFIERS.get(tokens[-2])
     for token in reversed(tokens):
         kind = NATURAL_KEY_TOKENS.get(token)
+        if kind == PATH and any(t in NON_URL_PATH_TOKENS for t in tokens):
+            return None  # file_path, import_path: a file or code path, not a URL path
         if kind is not None and kind != NAME:
             return kind
     return None
+
+
+def names_files_or_code(entity: str) -> bool:
+    """Whether a bare ``path`` of ``entity`` is a file or code path (``Attachment.path``)."""
+    tokens = name_tokens(entity)
+    return bool(tokens) and any(w in NON_URL_PATH_ENTITIES for w in _singulars(tokens[-1]))
 
 
 def names_kind_of_thing(entity: str) -> bool:
@@ -86,11 +125,20 @@ def names_kind_of_thing(entity: str) -> bool:
     ``Domain``), as ``tag_name`` or ``team_name`` would be. The name of a migration, a job, an
     author or a food item is a label the code or a person defines, not a key typed twice in two
     spellings."""
-    for token in name_tokens(entity):
-        for word in _singulars(token):
-            if word in NAME_QUALIFIERS or NATURAL_KEY_TOKENS.get(word, NAME) != NAME:
-                return True
+    tokens = name_tokens(entity)
+    if not tokens or any(t in MARKUP_ENTITY_TOKENS for t in tokens):
+        return False
+    # The head noun decides: a ``HomepageElement`` is an element (its name is a label the code
+    # defines), a ``ThreadCategory`` a category, a ``DomainAlias`` an alias.
+    for word in _singulars(tokens[-1]):
+        if word in NAME_QUALIFIERS or NATURAL_KEY_TOKENS.get(word) in NAMED_KINDS:
+            return True
     return False
+
+
+# Natural-key kinds whose records are looked up by their name (``Domain.name``, ``Host.name``,
+# ``Handle.name``); a ``Link`` or a ``Page`` is looked up by its address, not its name.
+NAMED_KINDS: FrozenSet[str] = frozenset({HOST, USERNAME})
 
 
 def _singulars(token: str) -> Tuple[str, ...]:
@@ -137,7 +185,7 @@ UNIQUE_KEYWORDS: FrozenSet[str] = frozenset({"unique", "primary_key"})
 # Django / peewee / Tortoise / mongoengine field classes (last name of the callee) that hold text.
 TEXT_FIELD_CLASSES: FrozenSet[str] = frozenset({
     "CharField", "EmailField", "URLField", "SlugField", "TextField", "FixedCharField",
-    "FilePathField", "StringField",
+    "StringField",
 })
 # SQLAlchemy column types that hold text.
 TEXT_COLUMN_TYPES: FrozenSet[str] = frozenset({

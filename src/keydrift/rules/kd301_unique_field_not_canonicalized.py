@@ -51,8 +51,13 @@ class UniqueFieldNotCanonicalized(Rule):
     (`ForeignKey`, `Column(String, ForeignKey("team.name"))`: the referenced table's key), and
     schema declared in test code (a `tests`/`test`/`testing` package, `test_*.py`,
     `*_tests.py`, `tests.py`, `conftest.py`) or migration code (a `migrations`/`alembic`
-    package, a `migrations.py` module): fixtures and history, not the schema records are
-    written through.
+    package, a module or package named for migrating, a numbered revision file, or any module
+    holding an alembic `down_revision` or a `class Migration`): fixtures and history, not the
+    schema records are written through. Columns matched against keys rather than holding one
+    (`url_pattern`, `host_glob`, `path_regex`), paths of files or code (`file_path`,
+    `import_path`, `storage_path`, `Attachment.path`, `Plugin.path`), and the `name` of markup
+    or schema things (`XmlElement.name`, `SchemaField.name`) or of an entity whose head noun is
+    not a named kind of thing (`HomepageElement.name`) are not natural keys either.
 
     ## Why is this bad?
     The database compares bytes. `"Bob@Example.com"` and `"bob@example.com"` pass the unique
