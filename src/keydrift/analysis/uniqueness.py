@@ -32,6 +32,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
@@ -356,12 +357,14 @@ class SchemaReader:
         spellings of the raw ``username`` collide on ``uid`` and the raw column is covered."""
         raw: Dict[str, Set[str]] = {}  # attribute -> roots of the values stored raw
         derived: Dict[str, Set[str]] = {}  # attribute -> roots of values stored canonicalized
+        assigned: Counter[str] = Counter()
         for small in _small_statements(_suite(node.body)):
             target, _, value = _assignment(small)
             if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
                     and target.value.value == "self" and value is not None):
                 continue
             roots = _value_roots(value)
+            assigned[target.attr.value] += 1
             if self._canonicalizing_value(value):
                 derived.setdefault(target.attr.value, set()).update(roots)
             else:
@@ -372,8 +375,8 @@ class SchemaReader:
                   for c in d.columns}
         for shadow, sources in derived.items():
             column = self.facts.column_of_attribute.get((owner, shadow), shadow)
-            if column not in unique:
-                continue
+            if column not in unique or shadow in raw or assigned[shadow] > 1:
+                continue  # "python", else "python_1": a copy made unique is no constraint on the key
             covered = {r[len("self."):] for r in sources if r.startswith("self.")}
             covered |= {attribute for attribute, raw_roots in raw.items() if raw_roots & sources}
             for attribute in covered - {shadow}:

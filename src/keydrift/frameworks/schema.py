@@ -113,9 +113,23 @@ def natural_key_kind(name: str) -> Optional[str]:
     return None
 
 
+# Words a class name ends with that say what kind of class it is, not what it holds
+# (``TagBase``, ``DomainMixin``, ``UserModel``): the head noun is the word before them.
+GENERIC_CLASS_TOKENS: FrozenSet[str] = frozenset({
+    "base", "mixin", "model", "abstract", "record", "row", "entity", "table", "orm", "db", "obj",
+})
+
+
+def _head_first(tokens: Tuple[str, ...]) -> Tuple[str, ...]:
+    """Tokens without the generic class words at the end (``TagBase`` -> ("tag",))."""
+    while len(tokens) > 1 and tokens[-1] in GENERIC_CLASS_TOKENS:
+        tokens = tokens[:-1]
+    return tokens
+
+
 def names_files_or_code(entity: str) -> bool:
     """Whether a bare ``path`` of ``entity`` is a file or code path (``Attachment.path``)."""
-    tokens = name_tokens(entity)
+    tokens = _head_first(name_tokens(entity))
     return bool(tokens) and any(w in NON_URL_PATH_ENTITIES for w in _singulars(tokens[-1]))
 
 
@@ -125,7 +139,7 @@ def names_kind_of_thing(entity: str) -> bool:
     ``Domain``), as ``tag_name`` or ``team_name`` would be. The name of a migration, a job, an
     author or a food item is a label the code or a person defines, not a key typed twice in two
     spellings."""
-    tokens = name_tokens(entity)
+    tokens = _head_first(name_tokens(entity))
     if not tokens or any(t in MARKUP_ENTITY_TOKENS for t in tokens):
         return False
     # The head noun decides: a ``HomepageElement`` is an element (its name is a label the code
