@@ -128,13 +128,14 @@ def uncanonical_keys(facts: object) -> List[UncanonicalKey]:
 
 
 _MIGRATION_PACKAGES = frozenset({"migrations", "alembic"})
-# ``0007_add_email``, ``migrate_v2``, ``schema_migration``, an alembic ``3f2a1b9c8d7e_users``.
-_MIGRATION_NAME = re.compile(r"migrat|^\d{3,}_|^[0-9a-f]{12}_")
+# A numbered revision file (``0007_add_email``) or an alembic one (``3f2a1b9c8d7e_users``).
+# A ``migrate.py`` that creates the tables at startup is the schema itself, not history.
+_MIGRATION_NAME = re.compile(r"^\d{3,}_|^[0-9a-f]{12}_")
 
 
 def not_production_schema(module: str) -> bool:
     """Test code (``boundary.is_test_module``) and schema-migration code (a ``migrations``/
-    ``alembic`` package, a module or package named for migrating, a numbered revision file)
+    ``alembic`` package, a numbered revision file)
     declare fixtures and history, not the schema the application writes through: a test
     model's unique ``username`` is not a key of any real record, and a past migration is not
     where a fix would go (the model it mirrors is reported)."""

@@ -51,7 +51,7 @@ class UniqueFieldNotCanonicalized(Rule):
     (`ForeignKey`, `Column(String, ForeignKey("team.name"))`: the referenced table's key), and
     schema declared in test code (a `tests`/`test`/`testing` package, `test_*.py`,
     `*_tests.py`, `tests.py`, `conftest.py`) or migration code (a `migrations`/`alembic`
-    package, a module or package named for migrating, a numbered revision file, or any module
+    package, a numbered revision file such as `0007_add_email.py`, or any module
     holding an alembic `down_revision` or a `class Migration`): fixtures and history, not the
     schema records are written through. Columns matched against keys rather than holding one
     (`url_pattern`, `host_glob`, `path_regex`), paths of files or code (`file_path`,
