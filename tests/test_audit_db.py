@@ -354,6 +354,10 @@ def test_url_steps_are_options():
      "    url: Mapped[str] = mapped_column('page_url', unique=True)\n",
      "app.models", {"Page": ("pages", {"url": "page_url"})}),
     ("class Helper(object):\n    pass\n", "app.util", {}),
+    ("from flask_sqlalchemy import SQLAlchemy\nfrom sqlalchemy import String\nclass UserAccount(db.Model):\n"
+     "    email = db.Column(String, unique=True)\n", "app.models", {"UserAccount": ("user_account", {})}),
+    ("from sqlmodel import Field, SQLModel\nclass Hero(SQLModel, table=True):\n    name: str = Field(unique=True)\n",
+     "app.models", {"Hero": ("hero", {})}),
 ])
 def test_model_tables(source, module, expected):
     found = {m.name: (m.table, m.columns) for m in tables.model_tables(ast.parse(source), module)}
@@ -551,3 +555,21 @@ def test_no_scratch_space_is_one_line(capsys, database, monkeypatch, tmp_path):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "does-not-exist"))
     code, out, err = audit(capsys, f"sqlite:///{database}", os.path.join(FIXTURES, "django_project"))
     assert code == 2 and out == "" and "cannot make a scratch file" in err and err.count("\n") == 1
+
+
+def test_models_deriving_from_a_base_elsewhere_follow_the_project_orm(capsys, database, tmp_path):
+    project = write_project(tmp_path / "p", models="""
+        from django.db import models
+        class Stamped(models.Model):
+            created_at = models.DateTimeField(auto_now_add=True)
+            class Meta:
+                abstract = True
+    """, extra={"accounts.py": """
+        from app.models import Stamped
+        class Account(Stamped):
+            email = EmailField(unique=True)
+            class Meta:
+                app_label = "sites"
+    """})
+    code, document, _ = audit_json(capsys, f"sqlite:///{database}", project)
+    assert [f"{c['table']}.{c['column']}" for c in document["columns"]] == ["sites_account.email"]

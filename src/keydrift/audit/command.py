@@ -167,7 +167,7 @@ def _audit(engine: Any, args: argparse.Namespace, targets: List[Any], normalizer
         if plan_file:
             header(plan_file, shown)
         writer = PlanWriter(plan_file, queries) if plan_file else None
-        for target in targets:
+        for target in sorted(targets, key=lambda t: (t.table.lower(), t.column.lower())):
             form = form_for(target.key, normalizers, steps)
             if form is None:
                 skipped.append(Skipped(target.label, f"no built-in normal form for a {target.key.kind or 'column'} "

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from keydrift.audit.model import KeyColumn, Skipped
-from keydrift.audit.tables import ModelTable, model_tables
+from keydrift.audit.tables import ModelTable, model_tables, module_layer
 from keydrift.config import is_excluded
 from keydrift.frameworks import schema
 from keydrift.types import Config
@@ -40,6 +40,8 @@ class _Found:
     models: Dict[str, ModelTable] = field(default_factory=dict)
     tables_of_entity: Dict[str, str] = field(default_factory=dict)  # uniqueness' table -> class
     access_files: Dict[Tuple[str, str], List[str]] = field(default_factory=dict)
+    layers: Set[str] = field(default_factory=set)  # the ORMs the project's modules import
+    layerless: List[Tuple[ast.Module, str]] = field(default_factory=list)  # modules importing none
 
     def add(self, entity: str, attribute: str, source: str) -> None:
         self.sources.setdefault((entity, attribute), []).append(source)
@@ -72,10 +74,23 @@ def key_columns(paths: List[str], config: Config, configured: List[Tuple[str, st
     found = _Found()
     for path in project_files(paths, config):
         _read_file(path, config, found, analysis_bridge)
+    _layerless_models(found)
     for table, column, kind in configured:
         found.add(table, column, _CONFIGURED + (f" ({kind})" if kind else ""))
     kinds = {(t, c): k for t, c, k in configured if k}
     return _resolve(found, kinds)
+
+
+def _layerless_models(found: _Found) -> None:
+    """Models in modules that import no ORM (``class Page(TimeStamped)``, the base defined in
+    another module) follow the project's ORM, when it has exactly one."""
+    if len(found.layers) != 1:
+        return
+    layer = next(iter(found.layers))
+    for tree, module in found.layerless:
+        for model in model_tables(tree, module, layer):
+            found.models.setdefault(model.name, model)
+    found.layerless.clear()
 
 
 def _read_file(path: str, config: Config, found: _Found, bridge: object) -> None:
@@ -89,8 +104,12 @@ def _read_file(path: str, config: Config, found: _Found, bridge: object) -> None
     module = getattr(bridge, "module_name")(path, config)
     if getattr(bridge, "not_production")(module):
         return
-    for model in model_tables(tree, module):
-        found.models.setdefault(model.name, model)
+    if module_layer(tree) is None:
+        found.layerless.append((tree, module))
+    else:
+        found.layers.add(module_layer(tree) or "")
+        for model in model_tables(tree, module):
+            found.models.setdefault(model.name, model)
     shown = os.path.relpath(path, config.root or ".")
     if _UNIQUENESS_WORDS.search(text):
         for entity, attribute, line, via, table_of in getattr(bridge, "unique_columns")(text, path, config):

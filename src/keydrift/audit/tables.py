@@ -8,6 +8,8 @@ statements and their ``Meta`` (``ast``, no import of the analyzed code):
   the column ``x_id``.
 - SQLAlchemy: ``__tablename__``, ``__table__ = Table("name", ...)``; ``Column("name", ...)`` /
   ``mapped_column("name", ...)``.
+- Flask-SQLAlchemy: ``__tablename__``, else the class name in snake_case; SQLModel: the class
+  name lowercased.
 - peewee: ``Meta.table_name`` (or the older ``db_table``), else the class name lowercased
   (``legacy_table_names = False``: snake_case); ``column_name=``.
 """
@@ -21,15 +23,19 @@ from typing import Dict, Iterator, Optional
 
 DJANGO = "django"
 SQLALCHEMY = "sqlalchemy"
+FLASK_SQLALCHEMY = "flask_sqlalchemy"  # SQLAlchemy, with table names made from class names
+SQLMODEL = "sqlmodel"
 PEEWEE = "peewee"
 
 # the import that says which layer a module's models belong to
-LAYER_IMPORTS: Dict[str, str] = {"django": DJANGO, "sqlalchemy": SQLALCHEMY, "flask_sqlalchemy": SQLALCHEMY,
-                                 "sqlmodel": SQLALCHEMY, "peewee": PEEWEE, "playhouse": PEEWEE}
+# (the more specific layers first: a Flask-SQLAlchemy module imports sqlalchemy too)
+LAYER_IMPORTS: Dict[str, str] = {"django": DJANGO, "flask_sqlalchemy": FLASK_SQLALCHEMY, "sqlmodel": SQLMODEL,
+                                 "sqlalchemy": SQLALCHEMY, "peewee": PEEWEE, "playhouse": PEEWEE}
+_LAYER_ORDER = (DJANGO, FLASK_SQLALCHEMY, SQLMODEL, PEEWEE, SQLALCHEMY)
 # Meta attributes naming the table, per layer
 TABLE_META: Dict[str, tuple] = {DJANGO: ("db_table",), PEEWEE: ("table_name", "db_table")}
 # keyword arguments naming a field's column, per layer
-COLUMN_KEYWORDS: Dict[str, tuple] = {DJANGO: ("db_column",), PEEWEE: ("column_name",), SQLALCHEMY: ()}
+COLUMN_KEYWORDS: Dict[str, tuple] = {DJANGO: ("db_column",), PEEWEE: ("column_name",), SQLMODEL: ("sa_column_kwargs",)}
 # calls whose first string argument is the column name (SQLAlchemy)
 NAMED_COLUMN_CALLS = frozenset({"Column", "mapped_column"})
 # relation fields stored as <name>_id
@@ -49,22 +55,22 @@ class ModelTable:
 
 
 def module_layer(tree: ast.Module) -> Optional[str]:
+    """The ORM a module's imports name (the most specific one), or None."""
+    layers = set()
     for node in ast.walk(tree):
         names = []
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             names = [node.module]
-        for name in names:
-            layer = LAYER_IMPORTS.get(name.split(".")[0])
-            if layer:
-                return layer
-    return None
+        layers.update(LAYER_IMPORTS[n.split(".")[0]] for n in names if n.split(".")[0] in LAYER_IMPORTS)
+    return next((layer for layer in _LAYER_ORDER if layer in layers), None)
 
 
-def model_tables(tree: ast.Module, module: str) -> Iterator[ModelTable]:
-    """The model classes of one module with their tables."""
-    layer = module_layer(tree)
+def model_tables(tree: ast.Module, module: str, default_layer: Optional[str] = None) -> Iterator[ModelTable]:
+    """The model classes of one module with their tables. ``default_layer`` is the project's ORM,
+    for a module that imports none (its models derive from a base class defined elsewhere)."""
+    layer = module_layer(tree) or default_layer
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.bases:
             found = _model_table(node, module, layer)
@@ -98,6 +104,10 @@ def _default_table(name: str, module: str, layer: Optional[str], meta: Dict[str,
     if layer == DJANGO:
         label = _string(meta.get("app_label")) or _app_label(module)
         return f"{label}_{name.lower()}" if label else None
+    if layer == FLASK_SQLALCHEMY:
+        return _SNAKE.sub("_", name).lower()
+    if layer == SQLMODEL:
+        return name.lower()
     if layer == PEEWEE:
         legacy = meta.get("legacy_table_names")
         if isinstance(legacy, ast.Constant) and legacy.value is False:
