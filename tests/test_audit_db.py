@@ -573,3 +573,28 @@ def test_models_deriving_from_a_base_elsewhere_follow_the_project_orm(capsys, da
     """})
     code, document, _ = audit_json(capsys, f"sqlite:///{database}", project)
     assert [f"{c['table']}.{c['column']}" for c in document["columns"]] == ["sites_account.email"]
+
+
+def test_plan_merges_two_key_tables_with_the_same_key(capsys, tmp_path):
+    path = tmp_path / "two.db"
+    connection = sqlite3.connect(path)
+    connection.executescript("""
+        CREATE TABLE users (id INTEGER PRIMARY KEY, email TEXT UNIQUE);
+        CREATE TABLE invitations (id INTEGER PRIMARY KEY, email TEXT UNIQUE);
+        INSERT INTO users VALUES (1, 'ann@x.org'), (2, 'Ann@x.org');
+        INSERT INTO invitations VALUES (1, 'ANN@x.org'), (2, 'ann@X.org'), (3, 'bo@x.org');
+    """)
+    connection.close()
+    project = write_project(tmp_path / "p", models="x = 1\n", pyproject="""
+        [tool.keydrift.audit]
+        columns = ["users.email", "invitations.email"]
+    """)
+    plan = tmp_path / "plan.sql"
+    code, document, _ = audit_json(capsys, f"sqlite:///{path}", project, "--plan", str(plan))
+    users = column(document, "users.email")
+    assert code == 1 and users["references"][0]["rows"] == 2  # both invitations of ann
+    apply_plan(path, plan.read_text())
+    connection = sqlite3.connect(path)
+    assert connection.execute("SELECT email FROM users").fetchall() == [("ann@x.org",)]
+    assert sorted(connection.execute("SELECT email FROM invitations")) == [("ann@x.org",), ("bo@x.org",)]
+    connection.close()

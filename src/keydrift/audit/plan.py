@@ -120,7 +120,7 @@ class PlanWriter:
         for index, reference in enumerate(target.references):
             if reference.via == "foreign key":
                 self._repoint(target, reference, kept[1], others)
-            else:
+            elif not reference.unique:  # a unique one is a key table of its own, merged as such
                 spellings = scratch.reference_spellings(index, group.normal)
                 self._rewrite(reference.table, reference.column, group.normal, spellings)
         self.out.write(f"DELETE FROM {table} WHERE {column} IN {in_list(others)} AND {pk} <> {literal(kept[1])};\n")
