@@ -28,7 +28,7 @@ RESULTS = {1: (5, "https://example.com/"), 2: (20, "https://example.com/"), 3: (
            7: (1, "not a url at all")}
 ACCOUNTS = [(1, "Alice@x.com", 1), (2, "alice@x.com", 0), (3, " bob@y.org", 0), (4, None, 0), (5, None, 0)]
 
-EXPECTED_DOMAIN_GROUPS = {"https://example.com": 3, "https://shop.test/a": 2}
+EXPECTED_DOMAIN_GROUPS = {"https://example.com/": 3, "https://shop.test/a": 2}
 DRIFT_RESULTS = 5 + 20 + 3 + 2 + 1  # results pointing at domains in the two drifting groups
 ALL_RESULTS = sum(count for count, _ in RESULTS.values())
 

@@ -6,7 +6,6 @@ import ast
 import hashlib
 import json
 import os
-import shutil
 import sqlite3
 import sys
 import textwrap
@@ -67,9 +66,9 @@ def test_scenario_groups_rows_and_shares(capsys, database, project):
     assert domains["invalid_values"] == 1  # "not a url at all" is its own key
     groups = {g["normal_form"]: g for g in domains["worst_groups"]}
     assert {k: len(g["spellings"]) for k, g in groups.items()} == scenario.EXPECTED_DOMAIN_GROUPS
-    assert {s["value"] for s in groups["https://example.com"]["spellings"]} == {
+    assert {s["value"] for s in groups["https://example.com/"]["spellings"]} == {
         "example.com", "example.com/", "https://Example.com"}
-    assert domains["worst_groups"][0]["normal_form"] == "https://example.com"  # worst first
+    assert domains["worst_groups"][0]["normal_form"] == "https://example.com/"  # worst first
     by_via = {(r["table"], r["column"], r["via"]): r for r in domains["references"]}
     foreign = by_via[("audit_results", "domain_id", "foreign key")]
     assert (foreign["rows"], foreign["total"]) == (scenario.DRIFT_RESULTS, scenario.ALL_RESULTS)
@@ -96,7 +95,7 @@ def test_text_report_shows_worst_groups_and_share(capsys, database):
                          "--only", "domains.url")
     assert code == 1
     assert "2 keys written in more than one spelling, 5 rows in them (71.4% of the table)" in out
-    assert out.index("'https://example.com': 3 spellings") < out.index("'https://shop.test/a': 2 spellings")
+    assert out.index("'https://example.com/': 3 spellings") < out.index("'https://shop.test/a': 2 spellings")
     assert "audit_results.domain_id -> domains.id: 31 of 36 rows (86.1%)" in out
 
 
@@ -112,9 +111,9 @@ def test_plan_repairs_and_a_second_audit_finds_nothing(capsys, database, project
     apply_plan(database, sql)
     connection = sqlite3.connect(database)
     urls = sorted(u for (u,) in connection.execute("SELECT url FROM domains"))
-    assert urls == ["https://example.com", "https://shop.test/a", "not a url at all", "other.org"]
+    assert urls == ["https://example.com/", "https://shop.test/a", "not a url at all", "other.org"]
     # the earliest example.com row (id 2) and every audit result are kept, re-pointed
-    assert connection.execute("SELECT id FROM domains WHERE url = 'https://example.com'").fetchone() == (2,)
+    assert connection.execute("SELECT id FROM domains WHERE url = 'https://example.com/'").fetchone() == (2,)
     assert connection.execute("SELECT count(*) FROM audit_results").fetchone() == (scenario.ALL_RESULTS,)
     assert connection.execute("SELECT count(*) FROM audit_results WHERE domain_id = 2").fetchone() == (28,)
     orphans = connection.execute("SELECT count(*) FROM audit_results r LEFT JOIN domains d ON d.id = r.domain_id "
@@ -254,7 +253,7 @@ def test_non_text_null_and_invalid_values(capsys, tmp_path):
     assert code == 1
     pages = column(document, "pages.url")
     assert pages["null_rows"] == 2 and pages["invalid_values"] == 4
-    assert [g["normal_form"] for g in pages["worst_groups"]] == ["https://x.test"]
+    assert [g["normal_form"] for g in pages["worst_groups"]] == ["https://x.test/"]
     assert document["skipped"] == [{"column": "pages.slug", "reason": "not a text column (INTEGER)"}]
 
 
@@ -278,7 +277,7 @@ def test_configured_columns_and_references(capsys, database, tmp_path):
     domains = column(document, "domains.url")
     assert domains["normal_form"] == "URL: case, slash"
     # without the scheme step, example.com and https://Example.com are two keys
-    assert {g["normal_form"] for g in domains["worst_groups"]} == {"example.com", "https://shop.test/a"}
+    assert {g["normal_form"] for g in domains["worst_groups"]} == {"example.com/", "https://shop.test/a"}
     assert {(r["table"], r["via"]) for r in domains["references"]} >= {("audit_results", "same key")}
 
 
@@ -304,16 +303,17 @@ def test_project_normalizer(capsys, database, tmp_path):
 # -- the pieces ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("raw, normal", [
-    ("example.com", "https://example.com"),
-    ("example.com/", "https://example.com"),
-    ("https://Example.com", "https://example.com"),
+    ("example.com", "https://example.com/"),
+    ("example.com/", "https://example.com/"),
+    ("https://Example.com", "https://example.com/"),
     ("HTTP://WWW.Example.com:80/Path/", "http://example.com/Path"),
     ("https://example.com:443/a?q=B", "https://example.com/a?q=B"),
-    ("https://example.com:8443/", "https://example.com:8443"),
-    ("https://user@Example.com/", "https://user@example.com"),
+    ("https://example.com:8443/", "https://example.com:8443/"),
+    ("https://user@Example.com/", "https://user@example.com/"),
     ("  https://example.com/a/  ", "https://example.com/a"),
     ("https://[::1]:8080/x", "https://[::1]:8080/x"),
-    ("https://www.com", "https://www.com"),
+    ("https://www.com", "https://www.com/"),
+    ("https://example.com//", "https://example.com/"),
 ])
 def test_url_normal_form(raw, normal):
     assert forms.normalize_url(raw) == normal
@@ -327,7 +327,7 @@ def test_values_without_url_normal_form(raw):
 
 def test_url_steps_are_options():
     only_slash = frozenset({"slash"})
-    assert forms.normalize_url("https://Example.com/", only_slash) == "https://Example.com"
+    assert forms.normalize_url("https://Example.com/a/", only_slash) == "https://Example.com/a"
     assert forms.url_form(only_slash).sql == "rtrim({}, '/')"  # computed by the database
     assert forms.normalize_url("https://www.a.test:443/", frozenset({"case"})) == "https://www.a.test:443/"
     with pytest.raises(AuditError, match="unknown step 'fragment'"):
@@ -535,7 +535,7 @@ def test_plan_blocked_by_a_unique_foreign_key(capsys, tmp_path):
 def test_plan_with_a_normalizer_that_is_not_idempotent(capsys, tmp_path):
     path = sqlite_database(tmp_path / "www.db", "CREATE TABLE sites (id INTEGER PRIMARY KEY, url TEXT UNIQUE)",
                            "INSERT INTO sites VALUES (?, ?)",
-                           [(1, "https://www.www.a.test"), (2, "https://WWW.www.a.test/"), (3, "https://www.a.test")])
+                           [(1, "https://www.www.a.test"), (2, "https://WWW.www.a.test/"), (3, "https://www.a.test/")])
     plan = tmp_path / "plan.sql"
     code, document, _ = audit_json(capsys, f"sqlite:///{path}", keyed_by_url_project(tmp_path), "--plan", str(plan))
     # www.www.a.test -> www.a.test, whose own form is a.test: two groups of one spelling, one of two
@@ -545,7 +545,7 @@ def test_plan_with_a_normalizer_that_is_not_idempotent(capsys, tmp_path):
     apply_plan(path, sql)  # runs without breaking the unique constraint
     connection = sqlite3.connect(path)
     assert connection.execute("SELECT id, url FROM sites ORDER BY id").fetchall() == [
-        (1, "https://www.www.a.test"), (3, "https://www.a.test")]
+        (1, "https://www.www.a.test"), (3, "https://www.a.test/")]
     connection.close()
 
 

@@ -87,7 +87,7 @@ def test_scenario_and_plan(capsys, server, scenario_db, project, tmp_path):
         with server.connect(scenario_db) as connection:
             connection.execute(sql)
     urls = sorted(row[1] for row in table_rows(server, scenario_db, "domains"))
-    assert urls == ["https://example.com", "https://shop.test/a", "not a url at all", "other.org"]
+    assert urls == ["https://example.com/", "https://shop.test/a", "not a url at all", "other.org"]
     results = table_rows(server, scenario_db, "audit_results")
     assert len(results) == scenario.ALL_RESULTS
     kept = {row[0] for row in table_rows(server, scenario_db, "domains")}

@@ -7,7 +7,8 @@ Built in, per kind of key (``frameworks/schema.natural_key_kind``):
   ``case``: scheme and host lowercased (the path keeps its case);
   ``port``: the scheme's default port dropped (``:80`` for http, ``:443`` for https);
   ``www``: a leading ``www.`` dropped from the host;
-  ``slash``: trailing slashes of the path dropped (``https://a.com/`` is ``https://a.com``).
+  ``slash``: trailing slashes of the path dropped, the root kept (``https://a.com/b/`` is
+  ``https://a.com/b``, ``https://a.com`` is ``https://a.com/``).
   A value that is not a URL (no host, a bad port) cannot be normalized: it stays its own key
   and is counted.
 - e-mail addresses, user names, hosts, slugs, names: case and surrounding spaces.
@@ -104,7 +105,7 @@ def normalize_url(value: str, steps: FrozenSet[str] = frozenset(URL_STEPS)) -> s
         raise NotNormalizable("not a URL with a host")
     scheme = parts.scheme.lower() if "case" in steps else parts.scheme
     netloc = _netloc(parts, host, port, scheme, steps)
-    path = parts.path.rstrip("/") if "slash" in steps else parts.path
+    path = (parts.path.rstrip("/") or "/") if "slash" in steps else parts.path
     normal = urlunsplit((scheme, netloc, path, parts.query, parts.fragment))
     return normal.split("://", 1)[1] if schemeless and "scheme" not in steps else normal
 
