@@ -52,6 +52,11 @@ class Context:
     def eval_in_comprehension(self, comp: cst.BaseExpression, node: cst.BaseExpression) -> Value:
         raise NotImplementedError  # pragma: no cover - interface
 
+    def projection(self, node: cst.BaseExpression) -> Optional[Tuple[str, str]]:
+        """(entity, field) when ``node`` holds the values of one column of query rows
+        (``Result.objects.values_list("url", flat=True)``, ``{r.url for r in rows}``)."""
+        raise NotImplementedError  # pragma: no cover - interface
+
     def comprehension(self, comp: Optional[cst.BaseExpression]) -> ContextManager[None]:
         """Evaluate in the scope of a comprehension's loop variables (none when ``comp`` is None)."""
         raise NotImplementedError  # pragma: no cover - interface

@@ -20,16 +20,19 @@ from keydrift.analysis.accesses import (
     Context,
     Key,
     constructed_instances,
+    is_model_name,
     keyword_args,
     last_name,
     positional_args,
     recognize,
 )
 from keydrift.analysis.facts import FORMAT, LOOKUP, PART, READ, STORE, WRITE, KeyAccess, Mismatch, Step, Value
+from keydrift.analysis.rows import RowSource, chain_rows, is_execute, row_calls, sql_rows
 from keydrift.analysis.stores import is_store, subscript_access
 from keydrift.analysis.tablecalls import emit_table_access
 from keydrift.analysis.values import Evaluator, code, fresh
 from keydrift.budget import check_budget
+from keydrift.frameworks.schema import natural_key_kind
 from keydrift.frameworks import django_orm as django
 from keydrift.frameworks import sqlalchemy_orm as sqla
 from keydrift.types import Config
@@ -147,6 +150,9 @@ class FunctionWalker(Context):
         self.consumed: Set[int] = set()
         self.chains: Dict[int, ChainInfo] = {}
         self.call_ids = itertools.count(1)
+        # id(query call) -> the rows it returns; cursor name -> rows of its last execute
+        self.row_sources: Dict[int, RowSource] = {}
+        self.cursor_rows: Dict[str, RowSource] = {}
 
     # -- Context --------------------------------------------------------------------------
 
@@ -341,6 +347,9 @@ class FunctionWalker(Context):
             self.forget_target(node.target)
             if isinstance(node.target, cst.Name):
                 self.state.values[node.target.value] = self.loop_variable(node.target.value, node.iter)
+            rows = self.rows_of(node.iter)
+            if rows is not None:
+                self.bind_rows(node.target, rows, node.body, node.iter)
             self.walk_suite(node.body)
             if node.orelse is not None:
                 self.walk_suite(node.orelse.body)
@@ -508,6 +517,7 @@ class FunctionWalker(Context):
             if info is not None:
                 self.consumed |= info.calls
                 self.chains[id(node)] = info
+                self.note_rows(node, info)  # type: ignore[arg-type]
             else:
                 self.call_summary(node)
                 self.persist(node)
@@ -560,12 +570,76 @@ class FunctionWalker(Context):
         if key is not None:
             self.add(READ, key, node, LOOKUP, next(self.call_ids), code(node))
 
+    # -- rows of queries ------------------------------------------------------------------
+
+    def note_rows(self, call: cst.Call, info: ChainInfo) -> None:
+        """Remember the rows a recognized query returns (and a cursor's, after its execute)."""
+        rows: Optional[RowSource] = None
+        if is_execute(call):
+            args = positional_args(call)
+            text = self.string_value(args[0]) if args else None
+            rows = sql_rows(text) if text else None
+            if rows is not None and isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name):
+                self.cursor_rows[call.func.value.value] = rows
+        elif not info.single_record:
+            rows = chain_rows(call, info.entity, self)
+        if rows is not None:
+            self.row_sources[id(call)] = rows
+
+    def rows_of(self, iterable: cst.BaseExpression) -> Optional[RowSource]:
+        for node in row_calls(iterable, self.resolve):
+            found = self.row_sources.get(id(node))
+            if found is None and isinstance(node, cst.Name):
+                found = self.cursor_rows.get(node.value)
+            if found is not None:
+                return found
+        return None
+
+    def projection(self, node: cst.BaseExpression) -> Optional[Tuple[str, str]]:
+        for inner in row_calls(node, self.resolve):
+            if isinstance(inner, (cst.SetComp, cst.ListComp, cst.GeneratorExp)):
+                return self._comprehension_projection(inner)
+            rows = self.row_sources.get(id(inner))
+            if rows is not None:
+                return rows.single()
+        return None
+
+    def _comprehension_projection(self, comp: cst.BaseExpression) -> Optional[Tuple[str, str]]:
+        """``{r.url for r in Result.objects.all()}``, ``{row[0] for row in cur.fetchall()}``."""
+        clause = comp.for_in  # type: ignore[attr-defined]
+        if clause.inner_for_in is not None:
+            return None
+        rows = self.rows_of(clause.iter)
+        if rows is None:
+            return None
+        uses = _row_uses(clause.target, rows, [comp.elt])  # type: ignore[attr-defined]
+        element = code(comp.elt)  # type: ignore[attr-defined]
+        return next((column for text, column in uses if text == element), None)
+
+    def bind_rows(self, target: cst.BaseExpression, rows: RowSource, body: cst.CSTNode,
+                  anchor: cst.BaseExpression) -> None:
+        """A loop over query rows: each key field of the row the body uses was read by the
+        row's own value (and so was every column the query compared it with)."""
+        if isinstance(target, cst.Name) and rows.records and is_model_name(rows.entity):
+            self.state.records[target.value] = Record(rows.entity, {})
+        for text, column in _row_uses(target, rows, [body]):
+            partners = rows.partners(column)
+            if not partners and natural_key_kind(column[1]) is None:
+                continue  # a status, a date, a counter: not a key the row is stored under
+            value = fresh(text)
+            for entity, field_name in [column] + partners:
+                self.add(READ, Key(entity, field_name, value), anchor, LOOKUP, next(self.call_ids), code(anchor))
+
     def membership_read(self, node: cst.Comparison) -> None:
         """``key in cache`` reads the store."""
         if len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn)):
             return
         store = node.comparisons[0].comparator
-        if is_store(store, self):
+        column = self.projection(store)
+        if column is not None:  # ``url in done`` where done = set(Result.objects.values_list("url"))
+            self.add(READ, Key(column[0], column[1], self.eval(node.left)), node, LOOKUP, next(self.call_ids),
+                     code(node))
+        elif is_store(store, self):
             subscript = cst.Subscript(store, [cst.SubscriptElement(cst.Index(node.left))])
             key = subscript_access(subscript, self)
             if key is not None:
@@ -656,6 +730,43 @@ class FunctionWalker(Context):
                     values.pop(name, None)
                 else:
                     values[name] = value
+
+
+def _row_uses(target: cst.BaseExpression, rows: RowSource, scope: Sequence[cst.CSTNode]
+              ) -> List[Tuple[str, Tuple[str, str]]]:
+    """(expression text, column) for each row value used: the loop variable itself when each
+    row is one value, the names of an unpacked row by position, ``row.f``, ``row["f"]`` and
+    ``row[0]`` in ``scope``."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        found = [(e.value.value, rows.by_index(i)) for i, e in enumerate(target.elements)
+                 if isinstance(e.value, cst.Name)]
+        return [(t, c) for t, c in found if c is not None]
+    if not isinstance(target, cst.Name):
+        return []
+    if rows.flat:
+        single = rows.single()
+        return [(target.value, single)] if single is not None else []
+    uses: Dict[str, Tuple[str, str]] = {}
+    for root in scope:
+        for node in walk(root):
+            column = _row_field(node, target.value, rows)
+            if column is not None:
+                uses.setdefault(code(node), column)
+    return list(uses.items())
+
+
+def _row_field(node: cst.CSTNode, name: str, rows: RowSource) -> Optional[Tuple[str, str]]:
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == name:
+        return rows.by_name(node.attr.value)
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value == name \
+            and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        index = node.slice[0].slice.value
+        if isinstance(index, cst.SimpleString):
+            key = index.evaluated_value
+            return rows.by_name(key) if isinstance(key, str) else None
+        if isinstance(index, cst.Integer):
+            return rows.by_index(int(index.value))
+    return None
 
 
 def _mentions(node: cst.CSTNode, name: str) -> bool:

@@ -567,3 +567,87 @@ def _pass_through(query: Any, column: str, ctx: _Ctx, depth: int) -> Optional[Tu
         if projection.alias_or_name.lower() == column and isinstance(inner, exp.Column):
             return _through(sources[0], inner.name.lower(), ctx, depth + 1)
     return None
+
+
+# --- rows of a SELECT: what each row holds, and which columns were matched to which ----------
+
+Column = Tuple[str, str]  # (table, column)
+
+
+@dataclass(frozen=True)
+class SelectShape:
+    """The rows a SELECT returns: its first table, the projected columns in order (with the
+    names a row is indexed by), and the column pairs compared with each other (``JOIN ... ON
+    r.url = d.url``, ``NOT EXISTS (... WHERE r.url = d.url)``, ``d.url NOT IN (SELECT url ...)``):
+    each such column was read by the other's values."""
+
+    table: str
+    columns: Tuple[Column, ...]  # ("", "") for an expression, (table, "*") for a star
+    names: Tuple[str, ...]
+    joins: Tuple[Tuple[Column, Column], ...]
+
+
+def select_shape(sql: str) -> Optional[SelectShape]:
+    """The row shape of a SELECT statement, or None (not SQL, not a SELECT, unparsable)."""
+    return _shape_cached(sql) if isinstance(sql, str) else None
+
+
+@functools.lru_cache(maxsize=512)
+def _shape_cached(sql: str) -> Optional[SelectShape]:
+    try:
+        return _select_shape(sql)
+    except (Exception, RecursionError):  # a linter must survive any input
+        return None
+
+
+def _select_shape(sql: str) -> Optional[SelectShape]:
+    from sqlglot import exp
+
+    if not _looks_like_sql(sql):
+        return None
+    text, params, _style = _substitute(sql)
+    statements = _parse(text)
+    if not statements or not isinstance(statements[0], exp.Select):
+        return None
+    select = statements[0]
+    ctx = _Ctx(select, params)
+    sources = ctx.sources(select)
+    first = next(iter(sources.values()), None)
+    base = _through(first, "", ctx, 0) if first is not None else None
+    table = base[0] if base else ""
+    columns: List[Column] = []
+    names: List[str] = []
+    for projection in select.expressions:
+        inner = projection.this if isinstance(projection, exp.Alias) else projection
+        if isinstance(inner, exp.Star):
+            columns.append((table, "*"))
+        elif isinstance(inner, exp.Column) and isinstance(inner.this, exp.Star):
+            columns.append((_resolve(inner, select, ctx) or ("", ""))[0], "*")
+        elif isinstance(inner, exp.Column):
+            columns.append(_resolve(inner, select, ctx) or ("", ""))
+        else:
+            columns.append(("", ""))
+        names.append(projection.alias_or_name.lower())
+    return SelectShape(table, tuple(columns), tuple(names), tuple(_column_pairs(select, ctx)))
+
+
+def _column_pairs(select: Any, ctx: _Ctx) -> Iterator[Tuple[Column, Column]]:
+    from sqlglot import exp
+
+    for node in select.walk(bfs=False):
+        if isinstance(node, exp.EQ):
+            left, right = node.this, node.expression
+            if isinstance(left, exp.Column) and isinstance(right, exp.Column):
+                a, b = _resolve(left, node, ctx), _resolve(right, node, ctx)
+                if a and b and a != b:
+                    yield a, b
+        elif isinstance(node, exp.In) and isinstance(node.this, exp.Column):
+            query = node.args.get("query")
+            inner = query.this if isinstance(query, exp.Subquery) else query
+            if isinstance(inner, exp.Select) and len(inner.expressions) == 1:
+                projected = inner.expressions[0]
+                projected = projected.this if isinstance(projected, exp.Alias) else projected
+                a = _resolve(node.this, node, ctx)
+                b = _resolve(projected, inner, ctx) if isinstance(projected, exp.Column) else None
+                if a and b and a != b:
+                    yield a, b
