@@ -24,7 +24,24 @@ def _sql_text(node: cst.BaseExpression, reader: ChainReader) -> Optional[str]:
     if isinstance(node, cst.Call) and last_name(node.func) in {w.rsplit(".", 1)[-1] for w in dbapi.SQL_TEXT_WRAPPERS}:
         args = positional_args(node)
         return _sql_text(args[0], reader) if args else None
+    if isinstance(node, cst.FormattedString):
+        return _template_text(node, reader)
     return reader.ctx.string_value(node)
+
+
+def _template_text(node: cst.FormattedString, reader: ChainReader) -> Optional[str]:
+    """``f"UPDATE t SET {column} = ? WHERE url = ?"``: the SQL with each interpolation as an
+    identifier of its own (a column or table name chosen at run time is no key keydrift can
+    name; the placeholders still bind the parameters passed)."""
+    parts = []
+    for index, part in enumerate(node.parts):
+        if isinstance(part, cst.FormattedStringText):
+            parts.append(part.value)
+            continue
+        known = reader.ctx.string_value(part.expression)  # a module constant: the table name
+        parts.append(known if known is not None and known.isidentifier() else f"kd_interpolated_{index}")
+    text = "".join(parts)
+    return text if "{" not in text and "}" not in text else None
 
 
 class Parameters:
