@@ -21,6 +21,7 @@ FORMAT = "format"  # an f-string or concatenation that rebuilds the key
 CALL = "call"  # an unknown function applied to the key
 REDERIVED = "rederived"  # a field of a fetch/audit/API result obtained from the key
 FETCH = "fetch"  # the result of a fetch / redirect resolution itself
+REMOTE = "remote"  # like REDERIVED, for a field of a result that came over the network
 PART = "part"  # a part of the key kept by string surgery: ``.split("?")[0]``, ``[:-1]``
 
 

@@ -143,6 +143,7 @@ class FunctionWalker(Context):
         self.analysis = analysis  # the ModuleAnalysis that resolves calls to summaries
         self.class_name = ""
         self.returns: List[Value] = []
+        self.returned_rows: List[Optional[RowSource]] = []  # what each return hands back, as rows
         self.state = State()
         self.accesses: List[KeyAccess] = []
         # id(access node) -> its statement; shared by the module's walkers (helpers' accesses)
@@ -153,6 +154,8 @@ class FunctionWalker(Context):
         # id(query call) -> the rows it returns; cursor name -> rows of its last execute
         self.row_sources: Dict[int, RowSource] = {}
         self.cursor_rows: Dict[str, RowSource] = {}
+        self.row_vars: Dict[str, RowSource] = {}  # loop variable -> the rows it runs over
+        self.row_reads: List[KeyAccess] = []  # row fields used that are not keys (pairing.remote_identity)
 
     # -- Context --------------------------------------------------------------------------
 
@@ -416,6 +419,7 @@ class FunctionWalker(Context):
                 self.fill(node.value)
             if isinstance(node, cst.Return) and node.value is not None:
                 self.returns.append(self.eval(node.value))
+                self.returned_rows.append(self.rows_of(node.value))
 
     def assign(self, target: cst.BaseExpression, value: cst.BaseExpression, statement: cst.CSTNode) -> None:
         if isinstance(target, cst.Name):
@@ -591,9 +595,36 @@ class FunctionWalker(Context):
             found = self.row_sources.get(id(node))
             if found is None and isinstance(node, cst.Name):
                 found = self.cursor_rows.get(node.value)
+            if found is None and isinstance(node, (cst.List, cst.Tuple)):
+                found = self._element_rows([e.value for e in node.elements])
+            if found is None and isinstance(node, cst.Call) and self.analysis is not None:
+                resolved = self.analysis.resolve(node, self)  # type: ignore[attr-defined]
+                found = resolved.summary.rows if resolved is not None and resolved.deferred is None else None
             if found is not None:
                 return found
         return None
+
+    def _element_rows(self, elements: Sequence[cst.BaseExpression]) -> Optional[RowSource]:
+        """A list filled with rows of one loop (``found.append(row)``) or with one field of
+        them (``urls.append(row["url"])``): rows, or one column of them."""
+        found: Optional[RowSource] = None
+        for element in elements:
+            rows = self._element_row(element)
+            if rows is None or (found is not None and rows != found):
+                return None
+            found = rows
+        return found
+
+    def _element_row(self, element: cst.BaseExpression) -> Optional[RowSource]:
+        if isinstance(element, cst.Name):
+            return self.row_vars.get(element.value)
+        owner = element.value if isinstance(element, (cst.Attribute, cst.Subscript)) else None
+        if not isinstance(owner, cst.Name) or owner.value not in self.row_vars:
+            return None
+        column = _row_field(element, owner.value, self.row_vars[owner.value])
+        if column is None:
+            return None
+        return RowSource(column[0], (column,), (column[1],), True)
 
     def projection(self, node: cst.BaseExpression) -> Optional[Tuple[str, str]]:
         for inner in row_calls(node, self.resolve):
@@ -620,13 +651,18 @@ class FunctionWalker(Context):
                   anchor: cst.BaseExpression) -> None:
         """A loop over query rows: each key field of the row the body uses was read by the
         row's own value (and so was every column the query compared it with)."""
-        if isinstance(target, cst.Name) and rows.records and is_model_name(rows.entity):
-            self.state.records[target.value] = Record(rows.entity, {})
+        if isinstance(target, cst.Name):
+            self.row_vars[target.value] = rows
+            if rows.records and is_model_name(rows.entity):
+                self.state.records[target.value] = Record(rows.entity, {})
         for text, column in _row_uses(target, rows, [body]):
             partners = rows.partners(column)
-            if not partners and natural_key_kind(column[1]) is None:
-                continue  # a status, a date, a counter: not a key the row is stored under
             value = fresh(text)
+            if not partners and natural_key_kind(column[1]) is None:
+                # a job id, a status, a date: not a key the row is stored under, only how it was selected
+                self.row_reads.append(KeyAccess(READ, column[0], column[1], value, anchor, LOOKUP,
+                                                function=self.function))
+                continue
             for entity, field_name in [column] + partners:
                 self.add(READ, Key(entity, field_name, value), anchor, LOOKUP, next(self.call_ids), code(anchor))
 

@@ -15,7 +15,7 @@ from keydrift.analysis.helpernames import is_runner_name
 from keydrift.analysis.facts import NORMALIZER, READ, WRITE, KeyAccess, Step, Value
 from keydrift.analysis.keyflow import FunctionWalker, ModuleFacts, module_info
 from keydrift.analysis.models import Rewrite
-from keydrift.analysis.summaries import FunctionSummary, summarize_access, summarize_return
+from keydrift.analysis.summaries import FunctionSummary, summarize_access, summarize_return, summarize_rows
 from keydrift.analysis.values import dotted_name, last_name
 from keydrift.frameworks import task_queues as tasks
 from keydrift.frameworks.data_access import RUNNER_SUPPLIED_PARAMS
@@ -162,7 +162,8 @@ class ModuleAnalysis:
             unit = self.units[name]
             walker = self.walker(name)
             accesses = tuple(filter(None, (summarize_access(a, unit.params, ()) for a in walker.accesses)))
-            summary = FunctionSummary(name, unit.params, accesses, summarize_return(walker.returns, unit.params))
+            summary = FunctionSummary(name, unit.params, accesses, summarize_return(walker.returns, unit.params),
+                                      summarize_rows(walker.returned_rows))
         finally:
             self.in_progress.discard(name)
         self.summaries[name] = summary
@@ -173,7 +174,7 @@ class ModuleAnalysis:
         for name in ["<module>", *self.units]:
             walker = self.walker(name)
             facts.accesses.extend(walker.accesses)
-            facts.mismatches.extend(pairing.mismatches(walker.accesses))
+            facts.mismatches.extend(pairing.mismatches(walker.accesses, walker.row_reads))
         return facts
 
     # -- models defined elsewhere -----------------------------------------------------------

@@ -6,9 +6,9 @@ import re
 from collections import defaultdict
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
-from keydrift.analysis.facts import DEFAULTS, FETCH, LOOKUP, READ, REDERIVED, KeyAccess, Mismatch, Step
+from keydrift.analysis.facts import DEFAULTS, FETCH, LOOKUP, READ, REDERIVED, REMOTE, WRITE, KeyAccess, Mismatch, Step
 
-_REDERIVING = (REDERIVED, FETCH)
+_REDERIVING = (REDERIVED, FETCH, REMOTE)
 
 
 def canonical_step(step: Step) -> Tuple[str, str]:
@@ -109,7 +109,9 @@ def mismatch_for(write_index: int, write: KeyAccess, reads: Sequence[Tuple[int, 
     return Mismatch(shape(read, write), read, write)
 
 
-def mismatches(accesses: Sequence[KeyAccess]) -> List[Mismatch]:
+def mismatches(accesses: Sequence[KeyAccess], row_reads: Sequence[KeyAccess] = ()) -> List[Mismatch]:
+    """``row_reads``: fields of query rows the function used that are not keys of their own
+    (a job id, a status): they tell how a row was selected (see ``remote_identity``)."""
     groups: Dict[Tuple[str, str], List[Tuple[int, KeyAccess]]] = defaultdict(list)
     for index, access in enumerate(accesses):
         if access.entity and access.field:
@@ -117,12 +119,29 @@ def mismatches(accesses: Sequence[KeyAccess]) -> List[Mismatch]:
     found = []
     for items in groups.values():
         reads = [(i, a) for i, a in items if a.kind == READ]
-        if not reads:
-            continue
         for index, write in items:
             if write.kind == READ or write.value.is_constant():
                 continue
-            mismatch = mismatch_for(index, write, reads)
+            mismatch = mismatch_for(index, write, reads) if reads else None
+            if mismatch is None and not any(_comparable(r, write) for _, r in reads):
+                mismatch = remote_identity(index, write, accesses, row_reads)
             if mismatch is not None:
                 found.append(mismatch)
     return found
+
+
+def remote_identity(write_index: int, write: KeyAccess, accesses: Sequence[KeyAccess],
+                    row_reads: Sequence[KeyAccess] = ()) -> Optional[Mismatch]:
+    """A write that picks its row by a value from a remote result (``UPDATE t ... WHERE url =
+    status["original_url"]``) made with a value the function read from the same entity by
+    another field: no read of this field to pair with, yet the row was selected by another key
+    and the remote side may answer with another spelling of it (a redirect, a canonical form),
+    so the write matches no row or another one. The read by the other field stands as the read."""
+    if write.role != LOOKUP or not any(s.kind == REMOTE for s in write.value.steps):
+        return None
+    candidates = [a for i, a in enumerate(accesses) if i < write_index] + list(row_reads)
+    for read in candidates:
+        if read.kind == READ and read.entity == write.entity \
+                and read.field != write.field and read.value.origins & write.value.origins:
+            return Mismatch("remote-identity", read, write)
+    return None

@@ -14,6 +14,7 @@ from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 import libcst as cst
 
 from keydrift.analysis.facts import KeyAccess, Step, Value
+from keydrift.analysis.rows import RowSource
 
 Trace = Tuple[Tuple[str, str], ...]  # ((what, where), ...): "save_result()", "app/repo.py:40"
 
@@ -49,6 +50,7 @@ class FunctionSummary:
     params: Tuple[str, ...]  # parameters a caller passes, without self/cls
     accesses: Tuple[SummaryAccess, ...] = ()
     returns: Optional[ReturnSummary] = None
+    rows: Optional[RowSource] = None  # the function returns rows of a query (or one column of them)
 
     def param_index(self, name: str) -> int:
         return self.params.index(name) if name in self.params else -1
@@ -94,6 +96,28 @@ def summarize_return(values: List[Value], params: Tuple[str, ...]) -> Optional[R
     return ReturnSummary(tuple(sorted(sources)), best.steps, bool(best.result_of))
 
 
+def summarize_rows(returned: List[Optional[RowSource]]) -> Optional[RowSource]:
+    """The rows every ``return`` of the function hands back, when they agree."""
+    kept = [r for r in returned if r is not None]
+    return kept[0] if kept and all(r == kept[0] for r in kept) else None
+
+
+def _rows_json(rows: Optional[RowSource]) -> Optional[Dict[str, Any]]:
+    if rows is None:
+        return None
+    return {"entity": rows.entity, "columns": [list(c) for c in rows.columns], "names": list(rows.names),
+            "flat": rows.flat, "joins": [[list(a), list(b)] for a, b in rows.joins], "records": rows.records}
+
+
+def _rows_from(data: Optional[Dict[str, Any]]) -> Optional[RowSource]:
+    if not data:
+        return None
+    return RowSource(str(data["entity"]), tuple((str(e), str(f)) for e, f in data["columns"]),
+                     tuple(str(n) for n in data["names"]), bool(data["flat"]),
+                     tuple(((str(a[0]), str(a[1])), (str(b[0]), str(b[1]))) for a, b in data["joins"]),
+                     bool(data["records"]))
+
+
 # -- serialization (the project index caches summaries as JSON) -----------------------------
 
 def _steps_json(steps: Tuple[Step, ...]) -> List[List[str]]:
@@ -118,6 +142,7 @@ def to_json(summary: FunctionSummary) -> Dict[str, Any]:
             "params": list(summary.returns.params), "steps": _steps_json(summary.returns.steps),
             "is_result": summary.returns.is_result,
         },
+        "rows": _rows_json(summary.rows),
     }
 
 
@@ -133,4 +158,5 @@ def from_json(data: Dict[str, Any]) -> FunctionSummary:
         ) for a in data["accesses"]),
         returns=None if returns is None else ReturnSummary(
             tuple(int(p) for p in returns["params"]), _steps_from(returns["steps"]), bool(returns["is_result"])),
+        rows=_rows_from(data.get("rows")),
     )

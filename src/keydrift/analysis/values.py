@@ -15,6 +15,7 @@ from keydrift.analysis.facts import (
     NORMALIZER,
     PART,
     REDERIVED,
+    REMOTE,
     SLASH,
     Step,
     Value,
@@ -100,12 +101,19 @@ def fresh(text: str) -> Value:
 
 
 def merge_arguments(values: Sequence[Value], text: str) -> Optional[Value]:
-    """The key carried by a call's arguments: union of origins, steps of the first carrier."""
+    """The key carried by a call's arguments: union of origins, steps of the first carrier
+    (of the first that came over the network, if any: ``Status(ok, job, payload["url"])`` is a
+    remote result)."""
     carriers = [v for v in values if v.origins]
     if not carriers:
         return None
     origins = frozenset().union(*(v.origins for v in carriers))
-    return Value(origins, carriers[0].steps, text)
+    first = next((v for v in carriers if is_remote(v.steps)), carriers[0])
+    return Value(origins, first.steps, text)
+
+
+def is_remote(steps: Sequence[Step]) -> bool:
+    return any(s.kind in (FETCH, REMOTE) for s in steps)
 
 
 def _short(label: str) -> str:
@@ -346,11 +354,13 @@ def _builds_text(node: cst.BinaryOperation) -> bool:
 
 
 def _rederive(base: Value, text: str, label: str) -> Value:
-    """A field read from a call's result: the call step becomes a re-derivation."""
+    """A field read from a call's result: the call step becomes a re-derivation (a remote one
+    when the result, or what it was made from, came over the network)."""
     steps = base.steps
-    while steps and steps[-1].kind in (CALL, FETCH, REDERIVED):
+    while steps and steps[-1].kind in (CALL, FETCH, REDERIVED, REMOTE):
         steps = steps[:-1]
-    return Value(base.origins, steps + (Step(REDERIVED, _short(label)),), text, _short(label))
+    kind = REMOTE if is_remote(base.steps) else REDERIVED
+    return Value(base.origins, steps + (Step(kind, _short(label)),), text, _short(label))
 
 
 def _part_of(base: Value, node: cst.Subscript, index: str) -> Optional[Value]:

@@ -7,7 +7,7 @@ from typing import Iterator, List, Set, Tuple
 import libcst as cst
 
 from keydrift.analysis.facts import (
-    CASE, FETCH, IDNA, LOOKUP, NORMALIZER, READ, REDERIVED, SLASH, SLUG, UNICODE, URL, WHITESPACE,
+    CASE, FETCH, IDNA, LOOKUP, NORMALIZER, READ, REDERIVED, REMOTE, SLASH, SLUG, UNICODE, URL, WHITESPACE,
     KeyAccess, Step,
 )
 from keydrift.analysis.boundary import is_test_module
@@ -20,7 +20,7 @@ NORMALIZING = frozenset({CASE, WHITESPACE, SLASH, URL, UNICODE, IDNA, SLUG, NORM
 # Of those, the ones a library or project *function* performs (KD201); the rest are ad hoc.
 NORMALIZER_CALLS = frozenset({NORMALIZER, UNICODE, IDNA, SLUG})
 # A step before one of these shaped a request, not the key that was stored.
-_RESETTING = frozenset({REDERIVED, FETCH})
+_RESETTING = frozenset({REDERIVED, FETCH, REMOTE})
 
 
 def in_test_code(facts: object) -> bool:

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from keydrift.analysis.facts import RawFinding
+from keydrift.analysis.facts import REMOTE, Mismatch, RawFinding
 from keydrift.rules._base import Rule
 from keydrift.rules._examples import Invalid, Valid
 from keydrift.rules._kd1 import differing_steps, finding, read_line, select, short, target
+
+
+def remote_step(m: Mismatch) -> str:
+    """The re-derivation from the remote result, without the steps that shaped the request."""
+    remote = [s.label for s in m.write.value.steps if s.kind == REMOTE]
+    return remote[-1] if remote else differing_steps(m)
 
 
 class KeyRederivedFromResult(Rule):
@@ -17,6 +23,11 @@ class KeyRederivedFromResult(Rule):
     Finds a function that reads an entity by a key value and writes the same entity and field
     with a value that came back from a call made with that key: the final URL of a fetch that
     followed redirects, a field of an audit, crawl or API result, `requests.get(url).url`.
+
+    It also finds a write that picks its row (the `WHERE` of an `UPDATE`/`DELETE`, the lookup
+    of a write) by a field of a *remote* result, when the function read the same entity by
+    another field with the value the request was made with: rows selected by a job id and
+    updated `WHERE url = <the URL the service reports>`. No read of that field is needed.
 
     ## Why is this bad?
     The value the call returns is usually not byte-identical to the one it was given
@@ -54,6 +65,16 @@ class KeyRederivedFromResult(Rule):
                     response = requests.get(url)
                     Page.objects.create(url=response.url, body=response.text)  # expect: KD101
             """, note="A fetch that followed redirects returns another URL than it was given:"),
+        Invalid("""
+            import requests
+
+            def finish_archive_jobs(conn):
+                for (job_id,) in conn.execute("SELECT archive_job FROM bookmarks WHERE archived = 0"):
+                    status = requests.get(f"https://archive.example/status/{job_id}").json()
+                    conn.execute("UPDATE bookmarks SET archived = 1 WHERE url = ?",  # expect: KD101
+                                 (status["original_url"],))
+            """, note=("Rows selected by a job id, updated by the URL the remote service reports "
+                       "(after a redirect, another URL than the bookmark's):")),
     )
     VALID = (
         Valid("""
@@ -73,6 +94,15 @@ class KeyRederivedFromResult(Rule):
                 outcome = run_audit(url)
                 Redirect.objects.create(source=url, target=outcome.final_url)
             """, note="Not reported: the result is stored in another field than the one read by."),
+        Valid("""
+            import requests
+
+            def finish_archive_jobs(conn):
+                for (job_id,) in conn.execute("SELECT archive_job FROM bookmarks WHERE archived = 0"):
+                    status = requests.get(f"https://archive.example/status/{job_id}").json()
+                    conn.execute("UPDATE bookmarks SET archived = 1, archived_as = ? WHERE archive_job = ?",
+                                 (status["original_url"], job_id))
+            """, note="Update the row by the key it was selected by:"),
     )
 
     def check(self, facts: object) -> Iterator[RawFinding]:
@@ -81,3 +111,10 @@ class KeyRederivedFromResult(Rule):
                 f"{target(m.write)} is written with {short(m.write.value.text)} "
                 f"({differing_steps(m)}) but read by {short(m.read.value.text)} "
                 f"(line {read_line()}); the next read will miss this row"))
+        for m in select(facts, "remote-identity"):
+            yield finding(self.CODE, m, (
+                f"{target(m.write)} picks the row to write by {short(m.write.value.text)} "
+                f"({remote_step(m)}), a value a remote service returned for "
+                f"{short(m.read.value.text)}, read as {target(m.read)} (line {read_line()}); the service "
+                "can answer with another spelling of the key (a redirect, a canonical form) and the "
+                "write then misses the row it was meant for: write by the key the row was selected by"))
