@@ -231,3 +231,31 @@ def test_fixes_keep_the_encoding_and_line_endings():
     finding = Finding("KD403", "m", "a.py", 3, 11, end_line=3, end_col=27)
     outcome = fix_source(data, [finding], lambda fixed: [], fix_for, Config(), unsafe=False)
     assert outcome.source == source.replace('rstrip("/")', 'rstrip("/") or "/"').encode("latin-1")
+
+
+# --- every rule's documented examples ------------------------------------------------------
+
+from keydrift.rules import ALL_RULES  # noqa: E402 - grouped with the tests that use it
+from keydrift.testing import write_example  # noqa: E402
+
+EXAMPLES = [(rule.CODE, index, example) for rule in ALL_RULES for index, example in enumerate(rule.examples())]
+
+
+@pytest.mark.parametrize("item", EXAMPLES, ids=[f"{c}-{i}" for c, i, _ in EXAMPLES])
+def test_fixes_of_rule_examples_compile_and_settle(item, tmp_path, monkeypatch, capsys):
+    """``--fix --unsafe-fixes`` on each documented example: every file that compiled still
+    does (one that did not is untouched), a VALID example (no finding) is untouched, and a
+    second run changes nothing."""
+    code, _, example = item
+    root = write_example(example, tmp_path / "example")
+    (root / ".git").mkdir(exist_ok=True)
+    monkeypatch.chdir(root)
+    before = sources(root)
+    run(capsys, "-q", "--fix", "--unsafe-fixes", ".")
+    fixed = sources(root)
+    for name, data in before.items():
+        assert compiles(fixed[name]) if compiles(data) else fixed[name] == data, name
+    if example.valid:
+        assert fixed == before
+    run(capsys, "-q", "--fix", "--unsafe-fixes", ".")
+    assert sources(root) == fixed

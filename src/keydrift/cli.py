@@ -352,6 +352,11 @@ def run_fix_modes(files: Sequence[str], missing: Sequence[str], config: Config, 
         raise UsageError("--add-noqa cannot be combined with --fix, --diff or --fix-only")
     if args.write_baseline:
         raise UsageError("--write-baseline cannot be combined with fixing")
+    if STDIN not in files:
+        # the whole run's check first, in parallel (it fills the results cache): only files with
+        # findings are fixed, each re-read and re-checked (a cache hit when it did not change)
+        with_findings = {f.path for f in check_files(files, config, args)}
+        files = [path for path in files if path in with_findings]
     report = run_fixes(files, lambda path: _fix_input(path, config, args),
                        lambda data, path, file_config: check_data(data, path, file_config),
                        unsafe=args.unsafe_fixes, diff=args.diff, noqa=args.add_noqa)

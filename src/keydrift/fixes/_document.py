@@ -67,6 +67,19 @@ class Document:
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
 
+    def quote(self) -> str:
+        """The quote the module writes most of its one-line strings with (``"`` when even)."""
+        counts = {"'": 0, '"': 0}
+        for node in self.positions:
+            if isinstance(node, cst.SimpleString) and len(node.quote) == 1:
+                counts[node.quote] += 1
+        return "'" if counts["'"] > counts['"'] else '"'
+
+    def string(self, value: str) -> str:
+        """``value`` as a string literal in the module's quote (``value`` holds neither quote)."""
+        quote = self.quote()
+        return f"{quote}{value}{quote}"
+
 
 def _same(where: CodeRange, span: Span) -> bool:
     return (where.start.line, where.start.column, where.end.line, where.end.column) == (

@@ -23,7 +23,7 @@ from keydrift.types import Config, Finding
 
 CODE = "KD401"
 SCHEMES = ("http", "https")
-DEFAULT = '"https://"'
+DEFAULT = "https"
 
 
 def fix(finding: Finding, document: Document, config: Config) -> Optional[Fix]:
@@ -37,7 +37,8 @@ def fix(finding: Finding, document: Document, config: Config) -> Optional[Fix]:
     if variable is None:
         return None
     prefix = _scheme_prefix(call, function, document)
-    guard = parse_statement(f'if "://" not in {variable}:\n    {variable} = {prefix} + {variable}\n',
+    separator = document.string("://")
+    guard = parse_statement(f"if {separator} not in {variable}:\n    {variable} = {prefix} + {variable}\n",
                             document.module)
     new = [guard]
     if not isinstance(argument, cst.Name):
@@ -68,15 +69,15 @@ def _scheme_prefix(call: cst.Call, function: cst.FunctionDef, document: Document
         if arg.keyword is not None and arg.keyword.value == "scheme" or arg.keyword is None:
             literal = string_literal(arg.value)
             if literal in SCHEMES:
-                return f'"{literal}://"'
+                return document.string(f"{literal}://")
             if literal is None:
-                return f'{document.code(arg.value).strip()} + "://"'
+                return f'{document.code(arg.value).strip()} + {document.string("://")}'
             break
     for literal in _scheme_literals(function):
-        return f'"{literal}://"'
+        return document.string(f"{literal}://")
     for name in _scheme_constants(document.module):
-        return f'{name} + "://"'
-    return DEFAULT
+        return f'{name} + {document.string("://")}'
+    return document.string(f"{DEFAULT}://")
 
 
 def _scheme_literals(function: cst.FunctionDef) -> Iterator[str]:

@@ -70,8 +70,8 @@ def _single_name(statement: cst.Assign) -> bool:
 
 
 def _guard(tested: str, parameter: str, document: Document) -> cst.BaseStatement:
-    return parse_statement(
-        f'if not {tested}:\n    raise ValueError(f"URL without a host: {{{parameter}!r}}")\n', document.module)
+    message = document.string(f"URL without a host: {{{parameter}!r}}")
+    return parse_statement(f"if not {tested}:\n    raise ValueError(f{message})\n", document.module)
 
 
 def _replace_in(line: cst.SimpleStatementLine, old: cst.CSTNode, new: cst.CSTNode) -> cst.SimpleStatementLine:
