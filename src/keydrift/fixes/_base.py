@@ -49,13 +49,6 @@ def string_literal(node: cst.CSTNode) -> Optional[str]:
     return None
 
 
-def last_name(node: cst.BaseExpression) -> str:
-    """``c`` of ``a.b.c`` or ``c``; "" for other callees."""
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
-    return node.value if isinstance(node, cst.Name) else ""
-
-
 def method_call(node: cst.CSTNode, names: Tuple[str, ...]) -> Optional[cst.Call]:
     """``node`` if it is ``receiver.<one of names>(...)``."""
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in names:

@@ -1,24 +1,21 @@
-"""KD403: ``path.rstrip("/")`` -> ``path.rstrip("/") or "/"``.
+"""KD403 (safe): ``path.rstrip("/")`` -> ``path.rstrip("/") or "/"``.
 
 Only an empty result changes: the root "/" (or "", or "///") becomes "/" instead of "", which
-no valid path key is; every other input strips as before. Safe, except in a normalizer that puts
-the path back into a URL (``_replace``, ``urlunsplit``, ``geturl``...): there "https://x.com" and
-"https://x.com/" are one URL and the fix changes which spelling is stored, so it is unsafe.
+no valid path or URL key is; every other input strips as before. (KD403 does not report a path
+put back next to its host, where "/" and "" are one URL.)
 """
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Optional
 
 import libcst as cst
 
-from keydrift.fixes._base import Fix, last_name, method_call, needs_parentheses, string_literal, target_span
+from keydrift.fixes._base import Fix, method_call, needs_parentheses, string_literal, target_span
 from keydrift.fixes._document import Document
 from keydrift.types import Config, Finding
 
 CODE = "KD403"
-# Calls that put a path back next to its host.
-URL_BUILDERS = ("_replace", "urlunsplit", "urlunparse", "geturl", "urljoin")
 
 
 def fix(finding: Finding, document: Document, config: Config) -> Optional[Fix]:
@@ -32,16 +29,4 @@ def fix(finding: Finding, document: Document, config: Config) -> Optional[Fix]:
                                     lpar=call.lpar, rpar=call.rpar)
     if not call.lpar and needs_parentheses(document, call):
         restored = restored.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    function = document.enclosing(call, cst.FunctionDef)
-    safe = function is None or not _rebuilds_url(function)
-    return Fix(CODE, 'Put the root back: add `or "/"`', safe, ((call, restored),))
-
-
-def _rebuilds_url(function: cst.FunctionDef) -> bool:
-    stack: List[cst.CSTNode] = [function]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Call) and last_name(node.func) in URL_BUILDERS:
-            return True
-        stack.extend(node.children)
-    return False
+    return Fix(CODE, 'Put the root back: add `or "/"`', True, ((call, restored),))
