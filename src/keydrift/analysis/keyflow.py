@@ -27,10 +27,11 @@ from keydrift.analysis.accesses import (
     recognize,
 )
 from keydrift.analysis.facts import FORMAT, LOOKUP, PART, READ, STORE, WRITE, KeyAccess, Mismatch, Step, Value
+from keydrift.analysis.payloads import Copy, loop_copy, update_copy
 from keydrift.analysis.rows import RowSource, chain_rows, is_execute, row_calls, sql_rows
 from keydrift.analysis.stores import is_store, subscript_access
 from keydrift.analysis.tablecalls import emit_table_access
-from keydrift.analysis.values import Evaluator, code, fresh
+from keydrift.analysis.values import Evaluator, code, fresh, is_remote
 from keydrift.budget import check_budget
 from keydrift.frameworks.schema import natural_key_kind
 from keydrift.frameworks import django_orm as django
@@ -156,6 +157,12 @@ class FunctionWalker(Context):
         self.cursor_rows: Dict[str, RowSource] = {}
         self.row_vars: Dict[str, RowSource] = {}  # loop variable -> the rows it runs over
         self.row_reads: List[KeyAccess] = []  # row fields used that are not keys (pairing.remote_identity)
+        # payload copies (analysis/payloads.py): object name -> the copy of a remote mapping onto
+        # it, until it is saved; copies of a parameter onto a parameter, for the summary
+        self.overwritten: Dict[str, Tuple[cst.CSTNode, Value, str]] = {}
+        self.copy_calls: Dict[int, Tuple[cst.CSTNode, Value, str]] = {}
+        self.param_copies: List[Tuple[Value, str]] = []
+        self.extra_mismatches: List[Mismatch] = []
 
     # -- Context --------------------------------------------------------------------------
 
@@ -353,6 +360,9 @@ class FunctionWalker(Context):
             rows = self.rows_of(node.iter)
             if rows is not None:
                 self.bind_rows(node.target, rows, node.body, node.iter)
+            copied = loop_copy(node)
+            if copied is not None:
+                self.note_copy(copied)
             self.walk_suite(node.body)
             if node.orelse is not None:
                 self.walk_suite(node.orelse.body)
@@ -454,6 +464,9 @@ class FunctionWalker(Context):
 
     def bind(self, name: str, value: cst.BaseExpression) -> None:
         evaluated = self.eval(value)
+        copy = self.copy_calls.get(id(_unwrap(value)))
+        if copy is not None:  # ``book = copy_fields(book, payload)``: the copier returns its object
+            self.overwritten[name] = copy
         self.state.forget(name)
         self.state.values[name] = evaluated
         if not _mentions(value, name):  # ``x = [c for c in x]`` must not resolve to itself
@@ -525,6 +538,9 @@ class FunctionWalker(Context):
             else:
                 self.call_summary(node)
                 self.persist(node)
+                copied = update_copy(node)  # type: ignore[arg-type]
+                if copied is not None:
+                    self.note_copy(copied)
         if node_type in _COMPREHENSION_TYPES:
             with self._comprehension_scope(node):
                 for child in child_nodes(node):
@@ -700,10 +716,50 @@ class FunctionWalker(Context):
             runner = self.analysis.resolve_runner(call, self)  # type: ignore[attr-defined]
             if runner is not None:
                 resolved, arguments = runner
+        if resolved is not None and resolved.summary.copies:
+            self.copies_in_call(call, resolved)
         if resolved is not None and resolved.summary.accesses:
             imported = self.analysis.import_accesses(call, resolved, self, next(self.call_ids),  # type: ignore[attr-defined]
                                                      arguments)
             self.accesses.extend(imported)
+
+    # -- payload copies ---------------------------------------------------------------------
+
+    def note_copy(self, copied: Copy) -> None:
+        """Every key of a mapping assigned onto an object: remembered until the object is saved
+        when the mapping came over the network, kept for the summary when both are parameters."""
+        if not isinstance(copied.target, cst.Name):
+            return
+        mapping = self.eval(copied.mapping)
+        if is_remote(mapping.steps):
+            self.overwritten[copied.target.value] = (copied.node, mapping, "")
+        elif mapping.origins:
+            self.param_copies.append((mapping, copied.target.value))
+
+    def copies_in_call(self, call: cst.Call, resolved: object) -> None:
+        """A call to a function that copies a parameter mapping onto a parameter object."""
+        for mapping_expr, target in self.analysis.copied_arguments(call, resolved):  # type: ignore[attr-defined]
+            mapping = self.eval(mapping_expr)
+            if not is_remote(mapping.steps):
+                continue
+            copy = (call, mapping, resolved.label)  # type: ignore[attr-defined]
+            self.copy_calls[id(call)] = copy
+            if isinstance(target, cst.Name):
+                self.overwritten[target.value] = copy
+
+    def save_overwritten(self, name: str, call: cst.Call) -> None:
+        """``obj.save()`` after a remote mapping was copied onto obj: its key came from the payload."""
+        copy = self.overwritten.pop(name, None)
+        if copy is None:
+            return
+        node, mapping, via = copy
+        record = self.state.records.get(name) or self.state.instances.get(name)
+        entity = record.entity if record is not None else ""
+        key = self.primary_key(entity) if entity else "id"
+        read = KeyAccess(READ, entity or name, key, fresh(f"{name}.{key}"), node, LOOKUP, via=via,
+                         function=self.function)
+        write = KeyAccess(WRITE, entity or name, key, mapping, call, STORE, via=code(call), function=self.function)
+        self.extra_mismatches.append(Mismatch("payload-copy", read, write))
 
     def persist(self, call: cst.Call) -> None:
         """``obj.save()``, ``session.add(obj)``, ``session.commit()``: pending key changes are written."""
@@ -714,12 +770,14 @@ class FunctionWalker(Context):
         receiver = func.value
         if method in django.SAVE_METHODS and isinstance(receiver, cst.Name):
             self.save_variable(receiver.value, call)
+            self.save_overwritten(receiver.value, call)
         elif method in sqla.ADD_METHODS or method in sqla.ADD_ALL_METHODS:
             for arg in positional_args(call):
                 elements = arg.elements if isinstance(arg, (cst.List, cst.Tuple)) else ()
                 for item in [arg] + [e.value for e in elements]:
                     if isinstance(item, cst.Name):
                         self.save_variable(item.value, call)
+                        self.save_overwritten(item.value, call)
         if method in sqla.FLUSH_METHODS:
             for name, record in self.state.records.items():
                 if record.pending:

@@ -15,7 +15,7 @@ from keydrift.analysis.helpernames import is_runner_name
 from keydrift.analysis.facts import NORMALIZER, READ, WRITE, KeyAccess, Step, Value
 from keydrift.analysis.keyflow import FunctionWalker, ModuleFacts, module_info
 from keydrift.analysis.models import Rewrite
-from keydrift.analysis.summaries import FunctionSummary, summarize_access, summarize_return, summarize_rows
+from keydrift.analysis.summaries import FunctionSummary, summarize_access, summarize_copies, summarize_return, summarize_rows
 from keydrift.analysis.values import dotted_name, last_name
 from keydrift.frameworks import task_queues as tasks
 from keydrift.frameworks.data_access import RUNNER_SUPPLIED_PARAMS
@@ -163,7 +163,8 @@ class ModuleAnalysis:
             walker = self.walker(name)
             accesses = tuple(filter(None, (summarize_access(a, unit.params, ()) for a in walker.accesses)))
             summary = FunctionSummary(name, unit.params, accesses, summarize_return(walker.returns, unit.params),
-                                      summarize_rows(walker.returned_rows))
+                                      summarize_rows(walker.returned_rows),
+                                      summarize_copies(walker.param_copies, unit.params))
         finally:
             self.in_progress.discard(name)
         self.summaries[name] = summary
@@ -175,6 +176,7 @@ class ModuleAnalysis:
             walker = self.walker(name)
             facts.accesses.extend(walker.accesses)
             facts.mismatches.extend(pairing.mismatches(walker.accesses, walker.row_reads))
+            facts.mismatches.extend(walker.extra_mismatches)
         return facts
 
     # -- models defined elsewhere -----------------------------------------------------------
@@ -384,6 +386,12 @@ class ModuleAnalysis:
                 ((resolved.label, "" if resolved.local else access.where),) + access.trace,
                 access.node if resolved.local else None))
         return imported
+
+    def copied_arguments(self, call: cst.Call, resolved: Resolved
+                         ) -> List[Tuple[cst.BaseExpression, cst.BaseExpression]]:
+        """(mapping argument, object argument) of each payload copy the callee makes."""
+        arguments = _arguments(resolved.deferred or call, resolved.summary.params)
+        return [(arguments[m], arguments[o]) for m, o in resolved.summary.copies if m in arguments and o in arguments]
 
     def returned_value(self, call: cst.Call, resolved: Resolved, walker: FunctionWalker, text: str,
                        arguments: Optional[Dict[int, cst.BaseExpression]] = None) -> Optional[Value]:

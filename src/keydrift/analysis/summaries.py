@@ -51,6 +51,8 @@ class FunctionSummary:
     accesses: Tuple[SummaryAccess, ...] = ()
     returns: Optional[ReturnSummary] = None
     rows: Optional[RowSource] = None  # the function returns rows of a query (or one column of them)
+    # (mapping parameter, object parameter): every key of the mapping is assigned onto the object
+    copies: Tuple[Tuple[int, int], ...] = ()
 
     def param_index(self, name: str) -> int:
         return self.params.index(name) if name in self.params else -1
@@ -94,6 +96,18 @@ def summarize_return(values: List[Value], params: Tuple[str, ...]) -> Optional[R
     if best is None:
         return None
     return ReturnSummary(tuple(sorted(sources)), best.steps, bool(best.result_of))
+
+
+def summarize_copies(copies: List[Tuple[Value, str]], params: Tuple[str, ...]) -> Tuple[Tuple[int, int], ...]:
+    """Payload copies of a parameter mapping onto a parameter object, by parameter index."""
+    found = []
+    for mapping, target in copies:
+        source = parameter_of(mapping, params)
+        if source is not None and not source[1] and target in params:
+            pair = (source[0], params.index(target))
+            if pair not in found:
+                found.append(pair)
+    return tuple(found)
 
 
 def summarize_rows(returned: List[Optional[RowSource]]) -> Optional[RowSource]:
@@ -143,6 +157,7 @@ def to_json(summary: FunctionSummary) -> Dict[str, Any]:
             "is_result": summary.returns.is_result,
         },
         "rows": _rows_json(summary.rows),
+        "copies": [list(c) for c in summary.copies],
     }
 
 
@@ -159,4 +174,5 @@ def from_json(data: Dict[str, Any]) -> FunctionSummary:
         returns=None if returns is None else ReturnSummary(
             tuple(int(p) for p in returns["params"]), _steps_from(returns["steps"]), bool(returns["is_result"])),
         rows=_rows_from(data.get("rows")),
+        copies=tuple((int(m), int(o)) for m, o in data.get("copies", ())),
     )

@@ -24,6 +24,12 @@ class KeyRederivedFromResult(Rule):
     with a value that came back from a call made with that key: the final URL of a fetch that
     followed redirects, a field of an audit, crawl or API result, `requests.get(url).url`.
 
+    A remote mapping whose every key is assigned onto a record that is then saved
+    (`for k, v in payload.items(): setattr(obj, k, v)`, `obj.__dict__.update(payload)`, in the
+    function or in a helper it calls) is the same shape: the payload's `id` becomes the key
+    the record is saved under. A loop that tests the key (`if k == "id": continue`, an
+    allow-list) is not reported.
+
     It also finds a write that picks its row (the `WHERE` of an `UPDATE`/`DELETE`, the lookup
     of a write) by a field of a *remote* result, when the function read the same entity by
     another field with the value the request was made with: rows selected by a job id and
@@ -118,3 +124,11 @@ class KeyRederivedFromResult(Rule):
                 f"{short(m.read.value.text)}, read as {target(m.read)} (line {read_line()}); the service "
                 "can answer with another spelling of the key (a redirect, a canonical form) and the "
                 "write then misses the row it was meant for: write by the key the row was selected by"))
+        for m in select(facts, "payload-copy"):
+            via = f" by {m.read.via}" if m.read.via else ""
+            name = short(m.read.value.text.rsplit(".", 1)[0])
+            yield finding(self.CODE, m, (
+                f"{m.write.via} saves {name} after every key of {short(m.write.value.text)} "
+                f"({remote_step(m)}) was copied onto it{via} (line {read_line()}), `{m.write.field}` "
+                f"not excluded: a payload that carries its own `{m.write.field}` replaces the local key "
+                "and the save writes another row; skip the key fields when copying"))
