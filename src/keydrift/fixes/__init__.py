@@ -14,7 +14,7 @@ from typing import Dict, List, Optional
 
 from keydrift.fixes import (
     kd1_normalize_both_sides, kd2_normalizer_at_boundary, kd401_urlsplit_without_scheme, kd402_missing_host_fallback,
-    kd403_root_path_stripped,
+    kd403_root_path_stripped, kd407_hostname_may_be_none,
 )
 from keydrift.fixes._base import Fix, Fixer
 from keydrift.fixes._document import Document
@@ -24,6 +24,7 @@ FIXERS: Dict[str, Fixer] = {
     kd401_urlsplit_without_scheme.CODE: kd401_urlsplit_without_scheme.fix,
     kd402_missing_host_fallback.CODE: kd402_missing_host_fallback.fix,
     kd403_root_path_stripped.CODE: kd403_root_path_stripped.fix,
+    kd407_hostname_may_be_none.CODE: kd407_hostname_may_be_none.fix,
     **{code: kd1_normalize_both_sides.fix for code in kd1_normalize_both_sides.CODES},
     **{code: kd2_normalizer_at_boundary.fix for code in kd2_normalizer_at_boundary.CODES},
 }

@@ -46,11 +46,16 @@ def input_parameter(function: cst.FunctionDef) -> Optional[str]:
 
 def with_statements_before(line: cst.SimpleStatementLine,
                            new: Sequence[cst.BaseStatement]) -> cst.FlattenSentinel:
-    """``new`` then ``line``; comments and blank lines above ``line`` stay above ``new``."""
+    """``new`` then ``line``: blank lines above ``line`` go above ``new``, the comments right
+    above ``line`` stay with it (they speak of it)."""
     if not new:
         return cst.FlattenSentinel([line])
-    first = new[0].with_changes(leading_lines=line.leading_lines)
-    return cst.FlattenSentinel([first, *new[1:], line.with_changes(leading_lines=())])
+    leading = list(line.leading_lines)
+    blank = 0
+    while blank < len(leading) and leading[blank].comment is None:
+        blank += 1
+    first = new[0].with_changes(leading_lines=leading[:blank])
+    return cst.FlattenSentinel([first, *new[1:], line.with_changes(leading_lines=leading[blank:])])
 
 
 def with_statements_after(line: cst.BaseStatement, new: Sequence[cst.BaseStatement]) -> cst.FlattenSentinel:
@@ -74,3 +79,9 @@ def names_loaded_after(document: Document, function: cst.FunctionDef, name: str,
 
 def _inside(document: Document, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
     return any(parent is ancestor for parent in document.ancestors(node))
+
+
+def missing_host_guard(tested: str, parameter: str, document: Document) -> cst.BaseStatement:
+    """``if not <tested>: raise ValueError(f"URL without a host: {<parameter>!r}")``."""
+    message = document.string(f"URL without a host: {{{parameter}!r}}")
+    return parse_statement(f"if not {tested}:\n    raise ValueError(f{message})\n", document.module)

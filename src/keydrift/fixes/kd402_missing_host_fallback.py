@@ -15,7 +15,7 @@ import libcst as cst
 from keydrift.fixes._base import Fix, string_literal, target_span
 from keydrift.fixes._document import Document
 from keydrift.fixes._statements import (
-    enclosing_function, input_parameter, parse_statement, statement_line, with_statements_after,
+    enclosing_function, input_parameter, missing_host_guard, statement_line, with_statements_after,
     with_statements_before,
 )
 from keydrift.types import Config, Finding
@@ -37,10 +37,10 @@ def fix(finding: Finding, document: Document, config: Config) -> Optional[Fix]:
     statement = line.body[0] if len(line.body) == 1 else None
     if isinstance(statement, cst.Assign) and statement.value is node and _single_name(statement):
         name = statement.targets[0].target.value  # type: ignore[attr-defined]
-        guard = _guard(name, parameter, document)
+        guard = missing_host_guard(name, parameter, document)
         new = with_statements_after(line.with_changes(body=[statement.with_changes(value=bare)]), [guard])
     elif isinstance(host, (cst.Name, cst.Attribute)):
-        guard = _guard(document.code(host).strip(), parameter, document)
+        guard = missing_host_guard(document.code(host).strip(), parameter, document)
         new = with_statements_before(_replace_in(line, node, bare), [guard])
     else:
         return None
@@ -67,11 +67,6 @@ def _without_fallback(node: cst.BaseExpression, host: cst.BaseExpression) -> cst
 
 def _single_name(statement: cst.Assign) -> bool:
     return len(statement.targets) == 1 and isinstance(statement.targets[0].target, cst.Name)
-
-
-def _guard(tested: str, parameter: str, document: Document) -> cst.BaseStatement:
-    message = document.string(f"URL without a host: {{{parameter}!r}}")
-    return parse_statement(f"if not {tested}:\n    raise ValueError(f{message})\n", document.module)
 
 
 def _replace_in(line: cst.SimpleStatementLine, old: cst.CSTNode, new: cst.CSTNode) -> cst.SimpleStatementLine:
