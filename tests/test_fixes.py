@@ -259,3 +259,11 @@ def test_fixes_of_rule_examples_compile_and_settle(item, tmp_path, monkeypatch, 
         assert fixed == before
     run(capsys, "-q", "--fix", "--unsafe-fixes", ".")
     assert sources(root) == fixed
+
+
+def test_fix_with_a_baseline_reports_only_new_remaining_findings(project, capsys):
+    (project / "app" / "paths.py").write_text(PATHS + HOSTS.replace("normalize_host", "normalize_other"))
+    run(capsys, "--write-baseline", "baseline.json", "app/hosts.py")
+    status, out, err = run(capsys, "--fix", "--baseline", "baseline.json", ".")
+    assert "app/paths.py" in out and "app/hosts.py" not in out and status == 1
+    assert "fixed 1 finding in 1 file, 2 remaining" in err

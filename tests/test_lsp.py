@@ -309,13 +309,14 @@ def test_lsp_quick_fixes_apply_the_fix_beside_the_noqa_action(tmp_path, lsp_serv
             "textDocument": {"uri": uri}, "range": diagnostic["range"],
             "context": {"diagnostics": [diagnostic]}})
 
-    fix, noqa = actions_for(by_code["KD403"])
+    fix, noqa, fix_all = actions_for(by_code["KD403"])
+    assert fix_all["kind"] == "source.fixAll.keydrift"
     assert fix["title"] == 'Put the root back: add `or "/"`' and fix["isPreferred"] is True
     assert noqa["title"].startswith("Suppress KD403")
     [edit] = fix["edit"]["changes"][uri]
     assert apply_text_edit(NORMALIZER, edit) == NORMALIZER.replace('rstrip("/")', 'rstrip("/") or "/"')
 
-    fix, _ = actions_for(by_code["KD402"])
+    fix, _, _ = actions_for(by_code["KD402"])
     assert fix["title"].endswith("(unsafe fix)") and not fix.get("isPreferred")
     [edit] = fix["edit"]["changes"][uri]
     assert apply_text_edit(NORMALIZER, edit) == NORMALIZER.replace(
@@ -323,6 +324,19 @@ def test_lsp_quick_fixes_apply_the_fix_beside_the_noqa_action(tmp_path, lsp_serv
         '    host = parts.hostname\n'
         '    if not host:\n'
         '        raise ValueError(f"URL without a host: {url!r}")\n')
+
+    # what editors run on save: every safe fix, and only those
+    [fix_all] = client.request("textDocument/codeAction", {
+        "textDocument": {"uri": uri}, "range": {"start": {"line": 0, "character": 0},
+                                                 "end": {"line": 0, "character": 0}},
+        "context": {"diagnostics": [], "only": ["source.fixAll"]}})
+    assert fix_all["kind"] == "source.fixAll.keydrift"
+    [edit] = fix_all["edit"]["changes"][uri]
+    assert apply_text_edit(NORMALIZER, edit) == NORMALIZER.replace('rstrip("/")', 'rstrip("/") or "/"')
+    assert client.request("textDocument/codeAction", {
+        "textDocument": {"uri": uri}, "range": {"start": {"line": 0, "character": 0},
+                                                 "end": {"line": 0, "character": 0}},
+        "context": {"diagnostics": [], "only": ["refactor"]}}) == []
 
     assert client.request("shutdown", None) is None
     client.notify("exit", None)

@@ -362,6 +362,8 @@ def run_fix_modes(files: Sequence[str], missing: Sequence[str], config: Config, 
                        unsafe=args.unsafe_fixes, diff=args.diff, noqa=args.add_noqa)
     only_fixes = args.diff or args.fix_only or args.add_noqa or STDIN in files
     findings = [] if only_fixes else report.findings
+    if findings and args.baseline:
+        findings, _ = new_findings(findings, args.baseline)
     if not only_fixes:
         _write_report(FORMATTERS[args.format](findings, ReportContext(root=config.root)), args.output)
     if not args.quiet:

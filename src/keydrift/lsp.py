@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import os
 from dataclasses import replace
-from typing import Any, Callable, Dict, List, Optional, Set
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from keydrift import __version__
 from keydrift.analysis.project import forget_indexes
@@ -31,6 +31,7 @@ from keydrift.output._common import bare_message
 from keydrift.types import Config, Finding
 
 DEBOUNCE_SECONDS = 0.3
+FIX_ALL = "source.fixAll.keydrift"  # the kind editors run on save ("source.fixAll")
 SOURCE = "keydrift"
 PYTHON_SUFFIXES = (".py", ".pyi")
 CONFIG_FILE_NAME = "pyproject.toml"
@@ -129,9 +130,12 @@ def build_server() -> Any:
             linter.reload_configuration()
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
-                    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
+                    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL]))
     def code_action(ls: Any, params: Any) -> List[Any]:
-        return linter.fix_actions(params) + linter.noqa_actions(params)
+        if not _wanted(params, types.CodeActionKind.QuickFix):
+            return linter.fix_all_actions(params) if _wanted(params, FIX_ALL) else []
+        return linter.fix_actions(params) + linter.noqa_actions(params) + (
+            linter.fix_all_actions(params) if _wanted(params, FIX_ALL) else [])
 
     return server
 
@@ -246,21 +250,43 @@ class _Linter:
                     actions.append(action)
         return actions
 
+    def _fixable(self, uri: str) -> Optional[Tuple[str, str, Config]]:
+        """The document's text, path and configuration, when it is Python keydrift can check."""
+        document = self._document(uri)
+        path = _document_path(document)
+        if not _is_python(document, path):
+            return None
+        try:
+            return document.source, path, config_for(path, self._workspace_root())
+        except ConfigError:
+            return None
+
+    def fix_all_actions(self, params: Any) -> List[Any]:
+        """One action applying every safe fix of the document (what editors run on save)."""
+        uri = params.text_document.uri
+        fixable = self._fixable(uri)
+        if fixable is None:
+            return []
+        from keydrift.fixes.editor import fix_all_edit  # loads libcst: only when an action is asked for
+
+        text, path, config = fixable
+        edit = fix_all_edit(text, document_findings(text, path, config),
+                            lambda fixed: document_findings(fixed, path, config), config)
+        if edit is None:
+            return []
+        t = self.types
+        return [t.CodeAction(title=edit.title, kind=FIX_ALL, edit=self._workspace_edit(uri, text, edit))]
+
     def fix_actions(self, params: Any) -> List[Any]:
         """Each keydrift diagnostic's fix, computed afresh from the document's text."""
         uri = params.text_document.uri
         ours = [d for d in params.context.diagnostics if d.source == SOURCE]
-        document = self._document(uri)
-        path = _document_path(document)
-        if not ours or not _is_python(document, path):
-            return []
-        try:
-            config = config_for(path, self._workspace_root())
-        except ConfigError:
+        fixable = self._fixable(uri) if ours else None
+        if fixable is None:
             return []
         from keydrift.fixes.editor import fix_edit  # loads libcst: only when an action is asked for
 
-        text = document.source
+        text, path, config = fixable
         findings = document_findings(text, path, config)
         actions = []
         for diagnostic in ours:
@@ -273,14 +299,16 @@ class _Linter:
 
     def _fix_action(self, uri: str, text: str, diagnostic: Any, edit: Any) -> Any:
         t = self.types
+        title = edit.title if edit.safe else f"{edit.title} (unsafe fix)"
+        return t.CodeAction(title=title, kind=t.CodeActionKind.QuickFix, diagnostics=[diagnostic],
+                            is_preferred=edit.safe, edit=self._workspace_edit(uri, text, edit))
+
+    def _workspace_edit(self, uri: str, text: str, edit: Any) -> Any:
+        t = self.types
         lines = source_lines(text)
         start = t.Position(line=edit.line - 1, character=self._units(lines[edit.line - 1], edit.col))
         end = t.Position(line=edit.end_line - 1, character=self._units(lines[edit.end_line - 1], edit.end_col))
-        title = edit.title if edit.safe else f"{edit.title} (unsafe fix)"
-        return t.CodeAction(title=title, kind=t.CodeActionKind.QuickFix, diagnostics=[diagnostic],
-                            is_preferred=edit.safe,
-                            edit=t.WorkspaceEdit(changes={uri: [t.TextEdit(range=t.Range(start=start, end=end),
-                                                                           new_text=edit.text)]}))
+        return t.WorkspaceEdit(changes={uri: [t.TextEdit(range=t.Range(start=start, end=end), new_text=edit.text)]})
 
     def _noqa_action(self, uri: str, text: str, diagnostic: Any) -> Optional[Any]:
         t = self.types
@@ -331,6 +359,13 @@ class _Linter:
             self.server.window_show_message(t.ShowMessageParams(type=t.MessageType.Error, message=message))
         else:
             self.server.show_message(message, t.MessageType.Error)
+
+
+def _wanted(params: Any, kind: str) -> bool:
+    """Whether the client asks for actions of ``kind`` (all kinds when it names none)."""
+    only = [str(getattr(k, "value", k)) for k in getattr(params.context, "only", None) or ()]
+    wanted = str(getattr(kind, "value", kind))
+    return not only or any(wanted == k or wanted.startswith(k + ".") for k in only)
 
 
 def _same_place(finding: Finding, diagnostic: Any) -> bool:

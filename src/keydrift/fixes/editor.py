@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+import io
+import tokenize
+from typing import Callable, List, Optional
 
 import libcst as cst
 
 from keydrift.fixes import fix_for
-from keydrift.fixes._apply import render
+from keydrift.fixes._apply import fix_source, render
 from keydrift.fixes._document import Document
 from keydrift.fixes.noqa import line_offsets
 from keydrift.types import Config, Finding
@@ -40,13 +42,40 @@ def fix_edit(text: str, finding: Finding, config: Config) -> Optional[TextEdit]:
     fixed = render(document, [fix]) if fix is not None else None
     if fix is None or fixed is None:
         return None
-    new = fixed.decode(document.module.encoding)
+    return replacement(text, fixed.decode(document.module.encoding), fix.title, fix.safe)
+
+
+def fix_all_edit(text: str, findings: List[Finding], check: Callable[[str], List[Finding]],
+                 config: Config) -> Optional[TextEdit]:
+    """Every safe fix of the document, applied until it is stable (``source.fixAll``)."""
+    encoding = _declared_encoding(text)
+    try:
+        source = text.encode(encoding)
+    except (UnicodeError, LookupError):
+        return None
+    outcome = fix_source(source, findings, lambda data: check(data.decode(encoding)), fix_for, config, unsafe=False)
+    if not outcome.applied:
+        return None
+    title = f"Fix all auto-fixable keydrift problems ({outcome.applied})"
+    return replacement(text, outcome.source.decode(encoding), title, True)
+
+
+def replacement(text: str, new: str, title: str, safe: bool) -> TextEdit:
+    """The smallest edit that turns ``text`` into ``new``."""
     start = _common_prefix(text, new)
     tail = _common_prefix(text[start:][::-1], new[start:][::-1])
     offsets = line_offsets(text)
     line, col = _position(offsets, start)
     end_line, end_col = _position(offsets, len(text) - tail)
-    return TextEdit(fix.title, fix.safe, line, col, end_line, end_col, new[start:len(new) - tail])
+    return TextEdit(title, safe, line, col, end_line, end_col, new[start:len(new) - tail])
+
+
+def _declared_encoding(text: str) -> str:
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(text.encode("utf-8", "surrogatepass")).readline)
+    except SyntaxError:
+        return "utf-8"
+    return "utf-8" if encoding == "utf-8-sig" else encoding
 
 
 def _common_prefix(a: str, b: str) -> int:
