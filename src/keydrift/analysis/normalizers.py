@@ -9,7 +9,9 @@ the listed functions: a function matches an entry when the entry's last componen
 ``_normalize``, ``url_normalize``, ``get_canonical_url``) plus ``clean_``/``sanitize_``/
 ``standardize_``/``norm_`` names that end in a key word (``clean_email``, ``norm_host``) —
 except names that say they tidy display text (``normalize_whitespace_in_text``,
-``normalize_title``, ``canonical_html``): those are not key normalizers.
+``normalize_title``, ``canonical_html``) or about output (``sanitize_url_for_logging``):
+those are not key normalizers, and neither is a function whose result, wherever the module
+calls it, goes only into a logger call, ``print`` or a template (judged by where it flows).
 
 **The input.** The first parameter after ``self``/``cls``, plus any parameter named like a URL
 or path. It is a *URL* when its name or the function's says so (url, uri, link, href, website,
@@ -60,6 +62,15 @@ DISPLAY_WORDS: FrozenSet[str] = frozenset({
     "whitespace", "text", "html", "markdown", "markup", "display", "newline", "newlines",
     "spaces", "space", "title", "caption", "label", "message", "content", "body", "quotes",
     "punctuation", "line", "lines", "indent", "indentation",
+    # output: text for a log, a page or an error message, never stored as a key
+    "log", "logs", "logging", "logger", "print", "printing", "output", "redact", "redacted",
+    "mask", "masked", "debug", "error", "errors", "exception", "repr",
+})
+# Calls that take text for people to read: a normalizer whose result only ever goes there
+# builds output, not keys (``logger.info("fetching %s", sanitize_url(u))``).
+OUTPUT_RECEIVERS: FrozenSet[str] = frozenset({"logger", "log", "logging", "LOG", "LOGGER", "_log", "_logger"})
+OUTPUT_FUNCTIONS: FrozenSet[str] = frozenset({
+    "print", "warn", "render", "render_template", "format_html", "mark_safe", "escape",
 })
 URL_WORDS: FrozenSet[str] = frozenset({"url", "urls", "uri", "link", "href", "website", "homepage", "endpoint"})
 PATH_WORDS: FrozenSet[str] = frozenset({"path", "pathname", "route"})
@@ -840,7 +851,12 @@ def normalizer_defects(facts: object) -> List[Defect]:
     config: Config = getattr(facts, "config", None) or Config()
     defects: List[Defect] = []
     names: Optional[UrlParseNames] = None
+    output_only: Optional[Set[str]] = None
     for qualified, node in normalizer_functions(module, config):
+        if output_only is None:
+            output_only = _output_only_functions(module) if not config.normalizers else set()
+        if node.name.value in output_only:
+            continue  # its result is only logged or shown: it builds text, not a key
         if names is None:
             names = url_parse_names(module)
         found = NormalizerReader(qualified, node, names).run()
@@ -889,6 +905,29 @@ def _strips_slash(function: cst.FunctionDef) -> bool:
             return True
         stack.extend(node.children)
     return False
+
+
+def _output_only_functions(module: cst.Module) -> Set[str]:
+    """Functions the module calls, every call sitting inside a call that takes text to read (a
+    logger method, ``print``, ``warnings.warn``, a template render)."""
+    verdicts: Dict[str, bool] = {}
+    stack: List[Tuple[cst.CSTNode, bool]] = [(module, False)]
+    while stack:
+        node, in_output = stack.pop()
+        if isinstance(node, cst.Call):
+            name = last_name(node.func)
+            verdicts[name] = verdicts.get(name, True) and in_output
+            in_output = in_output or _is_output_call(node)
+        stack.extend((child, in_output) for child in node.children)
+    return {name for name, only in verdicts.items() if only}
+
+
+def _is_output_call(call: cst.Call) -> bool:
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        receiver = last_name(func.value)
+        return receiver in OUTPUT_RECEIVERS or receiver.endswith(("logger", "_log")) or func.attr.value in OUTPUT_FUNCTIONS
+    return last_name(func) in OUTPUT_FUNCTIONS
 
 
 def _callers_test_hostname(module: cst.Module, name: str) -> bool:

@@ -17,7 +17,10 @@ matches `def canonical`). Without it, functions named like normalizers are: `nor
 (also after a prefix: `_normalize`, `url_normalize`, `get_canonical_url`), and
 `clean_`/`sanitize_`/`standardize_`/`norm_` names ending in a key word (`clean_email`,
 `norm_host`); names about display text (`normalize_whitespace_in_text`, `normalize_title`,
-`canonical_html`) are not key normalizers.
+`canonical_html`) are not key normalizers, nor are functions that build text for people to
+read: a name about output (`sanitize_url_for_logging`, `normalize_url_for_display`) or a
+function whose every call in its module is inside a logger call, `print`, `warnings.warn` or
+a template render.
 """
 
 
