@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from keydrift.analysis import normalizers, uniqueness
+from keydrift.analysis import normalizer_names, normalizers, uniqueness
 from keydrift.engine import check_source
 from keydrift.frameworks import schema
 from keydrift.rules import RULES_BY_CODE
@@ -341,7 +341,7 @@ def test_zero_config_module_normalizer_call_covers_its_kind():
     "canonical", "standardize_domain",
 ])
 def test_zero_config_normalizer_names(name):
-    assert normalizers.looks_like_normalizer(name)
+    assert normalizer_names.looks_like_normalizer(name)
 
 
 @pytest.mark.parametrize("name", [
@@ -349,7 +349,7 @@ def test_zero_config_normalizer_names(name):
     "clean", "url_for", "cleanup_sessions",
 ])
 def test_names_that_are_not_key_normalizers(name):
-    assert not normalizers.looks_like_normalizer(name)
+    assert not normalizer_names.looks_like_normalizer(name)
 
 
 def test_configured_normalizers_are_authoritative():
@@ -366,9 +366,9 @@ def test_configured_normalizers_are_authoritative():
 
 def test_module_name_of_paths():
     config = Config(root="/proj")
-    assert normalizers.module_name_of("/proj/app/models.py", config) == "app.models"
-    assert normalizers.module_name_of("/proj/app/__init__.py", config) == "app"
-    assert normalizers.module_name_of("app/urls.py", Config(root="/elsewhere")) == "app.urls"
+    assert normalizer_names.module_name_of("/proj/app/models.py", config) == "app.models"
+    assert normalizer_names.module_name_of("/proj/app/__init__.py", config) == "app"
+    assert normalizer_names.module_name_of("app/urls.py", Config(root="/elsewhere")) == "app.urls"
 
 
 # -- KD401 ----------------------------------------------------------------------------------------

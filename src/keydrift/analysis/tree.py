@@ -7,7 +7,7 @@ big files); this reads the dataclass fields directly and skips whitespace and pu
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, Iterator, Tuple, Type
+from typing import Dict, Iterator, Optional, Tuple, Type
 
 import libcst as cst
 
@@ -61,3 +61,14 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         current = stack.pop()
         yield current
         stack.extend(reversed(list(child_nodes(current))))
+
+
+def string_literal(node: Optional[cst.CSTNode]) -> Optional[str]:
+    """The value of a plain (or implicitly concatenated) string literal, else None."""
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        try:
+            value = node.evaluated_value
+        except Exception:  # noqa: BLE001 - odd prefixes
+            return None
+        return value if isinstance(value, str) else None
+    return None

@@ -8,7 +8,7 @@ import os
 from typing import Dict, Iterator, Tuple
 
 from keydrift.analysis.boundary import is_test_module
-from keydrift.analysis.normalizers import module_name_of
+from keydrift.analysis.normalizer_names import module_name_of
 from keydrift.frameworks import schema
 from keydrift.types import Config
 

@@ -2,7 +2,7 @@
 a value unique, which column types hold text, which names are natural keys, and what makes a
 unique column already canonical (case-insensitive types, collations, functional indexes).
 
-Tables only; the matching code is in ``keydrift.analysis.uniqueness``.
+Tables only; the matching code is in ``keydrift.analysis.declarations`` and ``.uniqueness``.
 """
 
 from __future__ import annotations

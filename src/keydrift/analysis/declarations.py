@@ -1,0 +1,822 @@
+"""The uniqueness declarations of one module and the evidence that canonicalizes their keys,
+read in one walk over its statements (KD3; ``analysis/uniqueness.py`` decides what to report).
+
+Declarations: model fields with ``unique=True``/``primary_key=True`` (also a column a
+``@declared_attr`` method returns), ``UniqueConstraint``/``unique_together``/``Index(unique=True)``,
+SQLAlchemy Core ``Table(...)``, SQL DDL strings (``analysis/ddl.py``), MongoDB unique indexes.
+Evidence: field/type classes whose storing methods canonicalize the whole value, methods that
+store a field through a canonicalizing call (``save()``, setters, ``@validates``,
+``pre_save`` receivers), unique shadow columns derived from a key, functional unique indexes,
+case-insensitive types and collations, normalizers the module calls.
+
+Only the top-level expression of each statement and call arguments two levels deep are looked
+at; class methods are read only when a key of their class needs them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from keydrift.analysis.boundary import is_test_module
+from keydrift.analysis.ddl import OTHER, TEXT, ddl_items, looks_like_ddl, mentions_uniqueness, short
+from keydrift.analysis.normalizer_names import is_normalizer_name
+from keydrift.analysis.tree import string_literal as _string
+from keydrift.analysis.values import code, dotted_name, last_name
+from keydrift.frameworks import schema
+from keydrift.types import Config
+
+FIELD = "field"  # KD301
+CONSTRAINT = "constraint"  # KD302
+
+ORM = "orm"
+SQL = "sql"
+MONGO = "mongo"
+
+_MAX_EXPRESSION_DEPTH = 2
+_SAVING_METHODS = frozenset({"save", "clean", "full_clean", "before_save", "pre_save"}) | schema.ASSIGNING_METHODS
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """A uniqueness declaration over ``columns`` of ``entity`` (class or table name)."""
+
+    kind: str  # FIELD or CONSTRAINT
+    entity: str
+    columns: Tuple[str, ...]
+    node: cst.CSTNode
+    via: str  # how it is declared, for messages
+    layer: str = "orm"  # ORM, SQL or MONGO: what a case-insensitive alternative looks like
+
+
+@dataclass
+class _Column:
+    type: str = OTHER
+    canonical_by: str = ""
+    partial_by: str = ""  # a field/type class that canonicalizes only a part of the value
+
+
+@dataclass
+class _FieldClass:
+    text: bool
+    canonical: bool
+    partial: bool = False  # its storing methods canonicalize a part of the value only
+
+
+@dataclass
+class SchemaFacts:
+    declarations: List[Declaration] = field(default_factory=list)
+    columns: Dict[Tuple[str, str], _Column] = field(default_factory=dict)
+    canonical: Dict[Tuple[str, str], str] = field(default_factory=dict)  # (entity, column) -> why
+    canonical_kinds: Dict[str, str] = field(default_factory=dict)  # kind -> normalizer called
+    table_of_class: Dict[str, str] = field(default_factory=dict)  # table name -> class name
+    column_of_attribute: Dict[Tuple[str, str], str] = field(default_factory=dict)
+
+
+_MIGRATION_PACKAGES = frozenset({"migrations", "alembic"})
+# A numbered revision file (``0007_add_email``) or an alembic one (``3f2a1b9c8d7e_users``).
+# A ``migrate.py`` that creates the tables at startup is the schema itself, not history.
+_MIGRATION_NAME = re.compile(r"^\d{3,}_|^[0-9a-f]{12}_")
+
+
+def not_production_schema(module: str) -> bool:
+    """Test code (``boundary.is_test_module``) and schema-migration code (a ``migrations``/
+    ``alembic`` package, a numbered revision file)
+    declare fixtures and history, not the schema the application writes through: a test
+    model's unique ``username`` is not a key of any real record, and a past migration is not
+    where a fix would go (the model it mirrors is reported)."""
+    parts = module.split(".") if module else []
+    return is_test_module(module) or any(p in _MIGRATION_PACKAGES or _MIGRATION_NAME.search(p) for p in parts)
+
+
+def is_migration_script(module: cst.Module) -> bool:
+    """A migration wherever it lives: an alembic revision (``down_revision = ...`` at module
+    level) or a Django/peewee ``class Migration(migrations.Migration)``."""
+    for statement in module.body:
+        if isinstance(statement, cst.ClassDef) and statement.name.value == "Migration":
+            return True
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                target, _, _ = _assignment(small)
+                if isinstance(target, cst.Name) and target.value in ("down_revision", "revision"):
+                    return True
+    return False
+
+
+# -- reading declarations ------------------------------------------------------------------
+
+class SchemaReader:
+    """Reads one module's uniqueness declarations and the evidence that canonicalizes keys,
+    walking statements only (see the module docstring)."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.facts = SchemaFacts()
+        self.field_classes: Dict[str, _FieldClass] = {}
+        self.table_variables: Dict[str, str] = {}  # users_table -> "users"
+        self.seen_strings: Set[int] = set()
+        self.methods: Dict[str, List[cst.FunctionDef]] = {}  # class -> its methods, not yet read
+        self.functions: Dict[str, cst.FunctionDef] = {}  # module-level functions, by name
+
+    def read(self, module: cst.Module) -> None:
+        self._field_classes(module.body)
+        self._body(module.body, None)
+
+    # statements ------------------------------------------------------------------------
+
+    def _body(self, body: Sequence[cst.CSTNode], owner: Optional[str]) -> None:
+        """``owner`` is the class whose body this is (fields are declared there), else None."""
+        for statement in body:
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    self._small(small, owner)
+            elif isinstance(statement, cst.ClassDef):
+                self._class(statement, owner)
+            elif isinstance(statement, cst.FunctionDef):
+                self._function(statement, owner)
+            else:
+                for block in _blocks(statement):
+                    self._body(block, owner)
+
+    def _class(self, node: cst.ClassDef, owner: Optional[str]) -> None:
+        if owner is not None and node.name.value == "Meta":
+            self._meta(node, owner)
+            return
+        self._body(_suite(node.body), node.name.value)
+
+    def _function(self, node: cst.FunctionDef, owner: Optional[str]) -> None:
+        if owner is not None:
+            self.methods.setdefault(owner, []).append(node)  # read only if a key needs them
+            if _has_decorator(node, schema.DECLARED_ATTRIBUTE_DECORATORS):
+                self._declared_attribute(node, owner)
+                return
+        else:
+            self.functions[node.name.value] = node
+            self._pre_save_receiver(node)
+        self._body(_suite(node.body), None)
+
+    def _declared_attribute(self, node: cst.FunctionDef, owner: str) -> None:
+        """SQLAlchemy ``@declared_attr def email(cls): return Column("email", ..., unique=True)``
+        declares the column the method returns, under the method's name."""
+        for small in _small_statements(_suite(node.body)):
+            if isinstance(small, cst.Return) and isinstance(small.value, cst.Call):
+                self._class_attribute(owner, node.name.value, None, small.value, small)
+
+    def _pre_save_receiver(self, node: cst.FunctionDef) -> None:
+        """``@receiver(pre_save, sender=Post) def f(sender, instance, **kw):
+        instance.slug = slugify(instance.title)`` makes Post.slug canonical."""
+        sender = _receiver_sender(node)
+        if not sender:
+            return
+        for attribute in self._canonicalized_attributes(node, "instance"):
+            self._mark(sender, attribute, f"the pre_save receiver {node.name.value}()")
+
+    def _canonicalized_attributes(self, node: cst.FunctionDef, receiver: str) -> Iterator[str]:
+        """``X`` of each ``receiver.X = <a canonicalizing call>`` in the function's body."""
+        for small in _small_statements(_suite(node.body)):
+            target, _, value = _assignment(small)
+            if (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                    and target.value.value == receiver and value is not None
+                    and _calls_canonicalizer(value, self.config)):
+                yield target.attr.value
+
+    def _small(self, small: cst.BaseSmallStatement, owner: Optional[str]) -> None:
+        target, annotation, value = _assignment(small)
+        if value is None and isinstance(small, (cst.Expr, cst.Return)):
+            value = small.value
+        docstring = isinstance(small, cst.Expr) and isinstance(value, (cst.SimpleString, cst.ConcatenatedString))
+        if value is None or docstring:
+            return
+        if owner is not None and isinstance(target, cst.Name):
+            if self._class_attribute(owner, target.value, annotation, value, small):
+                return
+        if isinstance(target, cst.Name) and isinstance(value, cst.Call) and last_name(value.func) in schema.TABLE_CALLS:
+            table = _string(_positional(value)[0]) if _positional(value) else None
+            if table:
+                self.table_variables[target.value] = table
+        self._expression(value, 0)
+
+    def _class_attribute(self, owner: str, name: str, annotation: Optional[cst.BaseExpression],
+                         value: cst.BaseExpression, statement: cst.CSTNode) -> bool:
+        """A class-body assignment that declares schema; False when it is something else."""
+        if name == "__tablename__" and _string(value):
+            self.facts.table_of_class[_string(value) or ""] = owner
+            return True
+        if name in schema.SQLALCHEMY_TABLE_ARGS:
+            for item in _elements(value):
+                if isinstance(item, cst.Call):
+                    self._constraint_call(item, owner)
+            return True
+        if isinstance(value, cst.Call):
+            return self._field(owner, name, annotation, value, statement)
+        return False
+
+    # model fields ----------------------------------------------------------------------
+
+    def _field(self, owner: str, name: str, annotation: Optional[cst.BaseExpression], call: cst.Call,
+               statement: cst.CSTNode) -> bool:
+        callee = last_name(call.func)
+        if not (callee in schema.COLUMN_CALLS or callee.endswith("Field") or callee in schema.RELATION_FIELD_CALLS):
+            return False
+        column = self._column_name(call, name)
+        if column != name:
+            self.facts.column_of_attribute[(owner, name)] = column
+        self.facts.columns[(owner, column)] = self._field_type(callee, call, annotation)
+        unique = _true_keyword(call, schema.UNIQUE_KEYWORDS)
+        if unique:
+            via = f"{dotted_name(call.func) or callee}({unique}=True)"
+            self.facts.declarations.append(Declaration(FIELD, owner, (column,), statement, via))
+        return True
+
+    def _column_name(self, call: cst.Call, name: str) -> str:
+        positional = _positional(call)
+        explicit = _string(positional[0]) if positional and last_name(call.func) in schema.COLUMN_CALLS else None
+        return explicit or _string(_keyword(call, "db_column")) or name
+
+    def _field_type(self, callee: str, call: cst.Call, annotation: Optional[cst.BaseExpression]) -> _Column:
+        if callee in schema.RELATION_FIELD_CALLS:
+            return _Column(OTHER)  # the referenced table's key
+        if any(_keyword(call, k) is not None for k in schema.ENUMERATION_KEYWORDS):
+            return _Column(OTHER)  # values chosen from a list the code defines
+        if _case_insensitive_collation(call):
+            return _Column(TEXT, "a case-insensitive collation")
+        if callee in schema.COLUMN_CALLS:
+            return self._column_type(call, annotation)
+        return self._class_kind(callee, "field")
+
+    def _column_type(self, call: cst.Call, annotation: Optional[cst.BaseExpression]) -> _Column:
+        if any(isinstance(arg, cst.Call) and last_name(arg.func) in schema.RELATION_FIELD_CALLS
+               for arg in _positional(call)):
+            return _Column(OTHER)  # Column("team_name", String(50), ForeignKey("team.name"))
+        for arg in _positional(call):
+            if isinstance(arg, (cst.SimpleString, cst.ConcatenatedString)):
+                continue
+            type_expr = arg.func if isinstance(arg, cst.Call) else arg
+            if last_name(type_expr) == "ForeignKey":
+                return _Column(OTHER)
+            if isinstance(arg, cst.Call) and _case_insensitive_collation(arg):
+                return _Column(TEXT, "a case-insensitive collation")
+            return self._class_kind(last_name(type_expr), "type")
+        if annotation is not None and _annotation_is_text(annotation):
+            return _Column(TEXT)
+        return _Column(OTHER)
+
+    def _class_kind(self, name: str, what: str) -> _Column:
+        known = self.field_classes.get(name)
+        if known is not None:
+            return _Column(TEXT if known.text else OTHER, f"the {what} class {name}" if known.canonical else "",
+                           f"the {what} class {name}" if known.partial else "")
+        if name in schema.CANONICAL_TYPES or schema.CANONICAL_CLASS_NAME.search(name) or schema.is_case_insensitive_class(name):
+            return _Column(TEXT, f"the {what} class {name}")
+        if name in schema.TEXT_FIELD_CLASSES or name in schema.TEXT_COLUMN_TYPES:
+            return _Column(TEXT)
+        return _Column(OTHER)
+
+    def _field_classes(self, body: Sequence[cst.CSTNode]) -> None:
+        """Field and column-type classes defined in the module, in order (a subclass of a
+        subclass resolves), with whether their storing methods canonicalize."""
+        for node in body:
+            if not isinstance(node, cst.ClassDef):
+                continue
+            bases = [last_name(b.value) for b in node.bases]
+            text = any(self._is_text_class(b) for b in bases) or _impl_is_text(node)
+            fieldish = text or any(b.endswith("Field") or b == "TypeDecorator" for b in bases)
+            if not fieldish:
+                continue
+            inherited = any(self.field_classes.get(b, _FieldClass(False, False)).canonical for b in bases)
+            storing = [m for m in _suite(node.body)
+                       if isinstance(m, cst.FunctionDef) and m.name.value in schema.STORING_METHODS]
+            canonical = inherited or any(_canonicalizes_whole_value(m, self.config) for m in storing)
+            partial = not canonical and any(_calls_canonicalizer(m.body, self.config) for m in storing)
+            self.field_classes[node.name.value] = _FieldClass(text, canonical, partial)
+
+    def _is_text_class(self, name: str) -> bool:
+        known = self.field_classes.get(name)
+        if known is not None:
+            return known.text
+        return name in schema.TEXT_FIELD_CLASSES or name in schema.TEXT_COLUMN_TYPES or schema.is_case_insensitive_class(name)
+
+    # rewriting methods -------------------------------------------------------------------
+
+    def read_methods(self, owner: str) -> None:
+        for node in self.methods.pop(owner, ()):
+            self._canonicalizing_method(node, owner)
+            self._shadow_columns(node, owner)
+
+    def _shadow_columns(self, node: cst.FunctionDef, owner: str) -> None:
+        """``self.username = value; self.uid = to_uid(value)`` in any method (a setter, save(),
+        __init__) with ``uid`` unique: the canonical copy carries the uniqueness, so two
+        spellings of the raw ``username`` collide on ``uid`` and the raw column is covered."""
+        raw: Dict[str, Set[str]] = {}  # attribute -> roots of the values stored raw
+        derived: Dict[str, Set[str]] = {}  # attribute -> roots of values stored canonicalized
+        assigned: Counter[str] = Counter()
+        for small in _small_statements(_suite(node.body)):
+            target, _, value = _assignment(small)
+            if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                    and target.value.value == "self" and value is not None):
+                continue
+            roots = _value_roots(value)
+            assigned[target.attr.value] += 1
+            if self._canonicalizing_value(value):
+                derived.setdefault(target.attr.value, set()).update(roots)
+            else:
+                raw.setdefault(target.attr.value, set()).update(roots)
+        if not derived:
+            return
+        unique = {c for d in self.facts.declarations if d.entity == owner and len(d.columns) == 1
+                  for c in d.columns}
+        for shadow, sources in derived.items():
+            column = self.facts.column_of_attribute.get((owner, shadow), shadow)
+            if column not in unique or shadow in raw or assigned[shadow] > 1:
+                continue  # "python", else "python_1": a copy made unique is no constraint on the key
+            covered = {r[len("self."):] for r in sources if r.startswith("self.")}
+            covered |= {attribute for attribute, raw_roots in raw.items() if raw_roots & sources}
+            for attribute in covered - {shadow}:
+                self._mark(owner, attribute,
+                           f"the unique column {owner}.{shadow} derived from it in {node.name.value}()")
+
+    def _canonicalizing_value(self, value: cst.BaseExpression) -> bool:
+        """A value made by a canonicalizing call, or by a module function whose body makes one
+        (``def _username_to_uid(name): return name.replace(".", "").lower()``)."""
+        if _calls_canonicalizer(value, self.config):
+            return True
+        return isinstance(value, cst.Call) and any(
+            _calls_canonicalizer(f.body, self.config)
+            for f in (self.functions.get(last_name(value.func)),) if f is not None)
+
+    def _canonicalizing_method(self, node: cst.FunctionDef, owner: str) -> None:
+        """``save()``/``clean()``/``__init__``/a setter/``@validates`` that stores a field
+        through a canonicalizing call makes that field canonical."""
+        decorated = _validated_fields(node)
+        if decorated is not None:
+            if _calls_canonicalizer(node.body, self.config):
+                for name in decorated:
+                    self._mark(owner, name, f"{owner}.{node.name.value}()")
+            return
+        if node.name.value not in _SAVING_METHODS:
+            return
+        for attribute in self._canonicalized_attributes(node, "self"):
+            self._mark(owner, attribute, f"{owner}.{node.name.value}()")
+
+    def _mark(self, entity: str, column: str, why: str) -> None:
+        self.facts.canonical.setdefault((entity, column), why)
+
+    # Django Meta / SQLAlchemy constraints ---------------------------------------------------
+
+    def _meta(self, node: cst.ClassDef, owner: str) -> None:
+        for small in _small_statements(_suite(node.body)):
+            target, _, value = _assignment(small)
+            if not isinstance(target, cst.Name) or value is None:
+                continue
+            name = target.value
+            if name == "db_table" and _string(value):
+                self.facts.table_of_class[_string(value) or ""] = owner
+            elif name in schema.DJANGO_UNIQUE_TOGETHER:
+                for group in _string_groups(value):
+                    self._declare(CONSTRAINT, owner, group, small, "unique_together")
+            elif name in schema.DJANGO_META_CONSTRAINTS:
+                for item in _elements(value):
+                    if isinstance(item, cst.Call):
+                        self._constraint_call(item, owner)
+                    elif isinstance(item, cst.Tuple):
+                        self._peewee_index(item, owner)
+
+    def _peewee_index(self, item: cst.Tuple, owner: str) -> None:
+        """peewee ``indexes = ((("email",), True),)``: a unique multi-column index."""
+        parts = [e.value for e in item.elements]
+        if len(parts) == 2 and isinstance(parts[1], cst.Name) and parts[1].value == "True":
+            columns = tuple(s for s in (_string(e) for e in _elements(parts[0])) if s)
+            self._declare(CONSTRAINT, owner, columns, item, "a unique index in Meta.indexes")
+
+    def _constraint_call(self, call: cst.Call, entity: Optional[str]) -> None:
+        """``UniqueConstraint(...)`` / ``Index(..., unique=True)`` in a model or a Table."""
+        name = last_name(call.func)
+        if name in schema.UNIQUE_CONSTRAINT_CALLS:
+            expressions = _positional(call) + _elements(_keyword(call, "fields"))
+            self._constraint_columns(call, entity, expressions, "UniqueConstraint")
+        elif name in schema.INDEX_CALLS and _true_keyword(call, frozenset({"unique"})):
+            self._constraint_columns(call, entity, _positional(call)[1:] + _elements(_keyword(call, "fields")),
+                                     "Index(unique=True)")
+
+    def _constraint_columns(self, call: cst.Call, entity: Optional[str],
+                            expressions: Sequence[cst.BaseExpression], via: str) -> None:
+        plain: List[Tuple[str, str]] = []
+        for expr in map(_unordered, expressions):
+            if isinstance(expr, cst.Call) and last_name(expr.func) in schema.CANONICALIZING_SQL_FUNCTIONS:
+                for owner, column in self._column_refs(expr, entity):
+                    self._mark(owner, column, f"the functional unique index {short(code(expr))}")
+                continue
+            plain.extend(self._column_refs(expr, entity))
+        owners = {owner for owner, _ in plain}
+        if len(owners) == 1:
+            self._declare(CONSTRAINT, owners.pop(), tuple(c for _, c in plain), call, via)
+
+    def _column_refs(self, expr: cst.BaseExpression, entity: Optional[str]) -> List[Tuple[str, str]]:
+        """Columns an index expression names: "email", email, User.email, users.c.email,
+        F("email"), Lower("email"), func.lower(User.email)."""
+        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
+            value = _string(expr)
+            return [(entity, value)] if entity and value else []
+        if isinstance(expr, cst.Name):
+            return [(entity, expr.value)] if entity else []
+        if isinstance(expr, cst.Attribute):
+            owner = expr.value
+            if isinstance(owner, cst.Attribute) and owner.attr.value == "c":
+                table = self.table_variables.get(last_name(owner.value), last_name(owner.value))
+                return [(table, expr.attr.value)]
+            if isinstance(owner, cst.Name):
+                return [(owner.value, expr.attr.value)]
+            return []
+        if isinstance(expr, cst.Call):
+            refs: List[Tuple[str, str]] = []
+            for arg in _positional(expr):
+                refs.extend(self._column_refs(arg, entity))
+            return refs
+        return []
+
+    def _declare(self, kind: str, entity: str, columns: Tuple[str, ...], node: cst.CSTNode, via: str,
+                 layer: str = ORM) -> None:
+        if columns:
+            self.facts.declarations.append(Declaration(kind, entity, columns, node, via, layer))
+
+    # expressions: Table(), Index(), create_index(), SQL strings, normalizer calls ---------------
+
+    def _expression(self, expr: cst.BaseExpression, depth: int) -> None:
+        if isinstance(expr, cst.Await):
+            expr = expr.expression
+        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            self._sql(expr)
+        elif isinstance(expr, (cst.List, cst.Tuple)) and depth < _MAX_EXPRESSION_DEPTH:
+            for element in expr.elements:
+                self._expression(element.value, depth + 1)
+        elif isinstance(expr, cst.Call):
+            self._call(expr, depth)
+
+    def _call(self, call: cst.Call, depth: int) -> None:
+        name = last_name(call.func)
+        if name in schema.TABLE_CALLS:
+            self._table(call)
+            return
+        if name in schema.INDEX_CALLS:
+            self._constraint_call(call, None)
+        elif name in schema.MONGO_INDEX_METHODS and isinstance(call.func, cst.Attribute):
+            self._mongo_index(call, _collection(call.func.value), call)
+        elif name in schema.MONGO_INDEXES_METHODS and isinstance(call.func, cst.Attribute):
+            for model in _elements(_positional(call)[0] if _positional(call) else None):
+                if isinstance(model, cst.Call) and last_name(model.func) in schema.MONGO_INDEX_MODEL:
+                    self._mongo_index(model, _collection(call.func.value), model)
+        else:
+            self._normalizer_call(name)
+        if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Call):
+            self._call(call.func.value, depth)  # the receiver of a chain: normalize_email(e).lower()
+        if depth < _MAX_EXPRESSION_DEPTH:
+            for arg in call.args:
+                self._expression(arg.value, depth + 1)
+
+    def _normalizer_call(self, name: str) -> None:
+        if name == "slugify":
+            self.facts.canonical_kinds.setdefault(schema.SLUG, "slugify()")
+        elif is_normalizer_name(name, self.config):
+            for kind in kinds_named(name):
+                self.facts.canonical_kinds.setdefault(kind, f"{name}()")
+
+    def _table(self, call: cst.Call) -> None:
+        """SQLAlchemy Core ``Table("users", metadata, Column(...), UniqueConstraint(...))``."""
+        positional = _positional(call)
+        table = _string(positional[0]) if positional else None
+        if not table:
+            return
+        for item in positional[1:]:
+            if not isinstance(item, cst.Call):
+                continue
+            if last_name(item.func) == "Column":
+                column = _string(_positional(item)[0]) if _positional(item) else None
+                if column:
+                    self._field(table, column, None, item, item)
+            else:
+                self._constraint_call(item, table)
+
+    def _mongo_index(self, call: cst.Call, collection: str, node: cst.CSTNode) -> None:
+        """``create_index("email", unique=True)`` / ``[("email", 1)]`` / ``IndexModel(...)``.
+        Alembic's ``op.create_index(name, table, columns, unique=True)`` (a migration) is not."""
+        if not collection or len(_positional(call)) > 1 or not _true_keyword(call, frozenset({"unique"})):
+            return
+        keys = _positional(call)[0] if _positional(call) else _keyword(call, "keys")
+        columns = _mongo_keys(keys)
+        collation = _keyword(call, "collation")
+        if collation is not None and _mongo_case_insensitive(collation):
+            return
+        self._declare(CONSTRAINT, collection, columns, node, "a unique MongoDB index", MONGO)
+
+    # SQL DDL ------------------------------------------------------------------------------
+
+    def _sql(self, node: cst.BaseExpression) -> None:
+        if id(node) in self.seen_strings:
+            return
+        self.seen_strings.add(id(node))
+        if isinstance(node, cst.SimpleString) and not mentions_uniqueness(node.value):
+            return  # skip evaluating the literal
+        text = _sql_text(node)
+        if not text or not looks_like_ddl(text):
+            return
+        for item in ddl_items(text):
+            kind, table, columns, detail = item
+            if kind == "column":
+                column, type_kind, canonical_by = columns[0], detail[0], detail[1]
+                self.facts.columns.setdefault((table, column), _Column(type_kind, canonical_by))
+            elif kind == "canonical":
+                for column in columns:
+                    self._mark(table, column, detail[0])
+            else:
+                self._declare(CONSTRAINT, table, columns, node, detail[0], SQL)
+
+
+def kinds_named(name: str) -> Set[str]:
+    """Key kinds a (qualified) function name names: ``accounts.normalize_email`` -> {email}."""
+    words = [t for part in name.split(".") for t in schema.name_tokens(part)]
+    return {schema.NORMALIZER_KIND_WORDS[w] for w in words if w in schema.NORMALIZER_KIND_WORDS}
+
+
+# -- small syntax helpers -------------------------------------------------------------------------
+
+def _suite(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
+    return body.body if isinstance(body, cst.IndentedBlock) else ()
+
+
+def _blocks(statement: cst.CSTNode) -> Iterator[Sequence[cst.CSTNode]]:
+    """The statement lists nested in a compound statement (if/for/while/with/try/match)."""
+    body = getattr(statement, "body", None)
+    if isinstance(body, cst.BaseSuite):
+        yield _suite(body)
+    for handler in getattr(statement, "handlers", ()) or ():
+        yield _suite(handler.body)
+    for case in getattr(statement, "cases", ()) or ():
+        yield _suite(case.body)
+    for attribute in ("orelse", "finalbody"):
+        extra = getattr(statement, attribute, None)
+        if isinstance(extra, cst.If):
+            yield [extra]
+        elif extra is not None and isinstance(getattr(extra, "body", None), cst.BaseSuite):
+            yield _suite(extra.body)
+
+
+def _small_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.BaseSmallStatement]:
+    for statement in body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            yield from statement.body
+        elif not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            for block in _blocks(statement):
+                yield from _small_statements(block)
+
+
+Expression = Optional[cst.BaseExpression]
+
+
+def _assignment(small: cst.BaseSmallStatement) -> Tuple[Expression, Expression, Expression]:
+    """(target, annotation, value) of ``x = v`` / ``x: T = v``; Nones otherwise."""
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        return small.targets[0].target, None, small.value
+    if isinstance(small, cst.AnnAssign):
+        return small.target, small.annotation.annotation, small.value
+    return None, None, None
+
+
+def _unordered(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``Lower("email").desc()`` -> ``Lower("email")``."""
+    while (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
+           and expr.func.attr.value in ("asc", "desc")):
+        expr = expr.func.value
+    return expr
+
+
+def _positional(call: cst.Call) -> List[cst.BaseExpression]:
+    return [a.value for a in call.args if a.keyword is None and a.star == ""]
+
+
+def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return None
+
+
+def _true_keyword(call: cst.Call, names: FrozenSet[str]) -> str:
+    """The first of ``names`` passed as ``=True``, or ""."""
+    for arg in call.args:
+        if (arg.keyword is not None and arg.keyword.value in names
+                and isinstance(arg.value, cst.Name) and arg.value.value == "True"):
+            return arg.keyword.value
+    return ""
+
+
+def _sql_text(node: cst.BaseExpression) -> Optional[str]:
+    """A string's text; an f-string's placeholders become identifiers (``{TABLE}`` -> TABLE)."""
+    if isinstance(node, cst.FormattedString):
+        parts = []
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringText):
+                parts.append(part.value)
+            else:  # a quoted identifier: {TABLE} must not read as the keyword TABLE
+                parts.append(f'"{last_name(part.expression) or "x"}"')
+        return "".join(parts)
+    return _string(node)
+
+
+def _elements(node: Optional[cst.BaseExpression]) -> List[cst.BaseExpression]:
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        return [e.value for e in node.elements]
+    return []
+
+
+def _string_groups(node: cst.BaseExpression) -> List[Tuple[str, ...]]:
+    """``unique_together``: ("a", "b") or [("a", "b"), ...]."""
+    items = _elements(node)
+    if items and all(_string(i) is not None for i in items):
+        return [tuple(_string(i) or "" for i in items)]
+    return [tuple(s for s in (_string(e) for e in _elements(i)) if s) for i in items]
+
+
+def _collection(receiver: cst.BaseExpression) -> str:
+    """``db.users`` -> users; ``db["users"]`` -> users; ``self.users`` -> users."""
+    if isinstance(receiver, cst.Attribute):
+        return receiver.attr.value
+    if isinstance(receiver, cst.Subscript) and len(receiver.slice) == 1:
+        index = receiver.slice[0].slice
+        if isinstance(index, cst.Index):
+            return _string(index.value) or ""
+    if isinstance(receiver, cst.Name):
+        return receiver.value
+    return ""
+
+
+def _mongo_keys(keys: Optional[cst.BaseExpression]) -> Tuple[str, ...]:
+    name = _string(keys)
+    if name:
+        return (name,)
+    out = []
+    for item in _elements(keys):
+        parts = _elements(item)
+        key = _string(parts[0]) if parts else _string(item)
+        if key:
+            out.append(key)
+    return tuple(out)
+
+
+_MONGO_STRENGTH = re.compile(r"strength\W*[:=]\s*(?:CollationStrength\.)?(\w+)")
+
+
+def _mongo_case_insensitive(collation: cst.BaseExpression) -> bool:
+    """``Collation("en", strength=2)`` / ``{"locale": "en", "strength": 1}`` ignore case."""
+    match = _MONGO_STRENGTH.search(code(collation))
+    return match is not None and match.group(1) in schema.MONGO_CASE_INSENSITIVE_STRENGTHS
+
+
+def _case_insensitive_collation(call: cst.Call) -> bool:
+    for key in ("db_collation", "collation"):
+        value = _keyword(call, key)
+        if value is not None and schema.is_case_insensitive_collation(code(value)):
+            return True
+    return False
+
+
+_CONTAINERS = frozenset({"List", "list", "Dict", "dict", "Set", "set", "Tuple", "tuple", "Sequence"})
+
+
+def _annotation_is_text(annotation: cst.BaseExpression) -> bool:
+    """``Mapped[str]``, ``Mapped[Optional[str]]``, ``str``, ``str | None``; not ``List[str]``."""
+    names = set(re.findall(r"\w+", code(annotation)))
+    return bool(names & schema.TEXT_ANNOTATIONS) and not names & _CONTAINERS
+
+
+def _impl_is_text(node: cst.ClassDef) -> bool:
+    """A TypeDecorator with ``impl = String`` (or ``String(255)``)."""
+    for small in _small_statements(_suite(node.body)):
+        target, _, value = _assignment(small)
+        if isinstance(target, cst.Name) and target.value == "impl" and value is not None:
+            type_expr = value.func if isinstance(value, cst.Call) else value
+            return last_name(type_expr) in schema.TEXT_COLUMN_TYPES
+    return False
+
+
+def _validated_fields(node: cst.FunctionDef) -> Optional[List[str]]:
+    """Fields a validator/setter method converts: ``@validates("email")``,
+    ``@field_validator("email")``, ``@email.setter`` (-> email and _email); None otherwise."""
+    for decorator in node.decorators:
+        expr = decorator.decorator
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "setter":
+            name = last_name(expr.value)
+            return [name, f"_{name}"]
+        if isinstance(expr, cst.Call) and last_name(expr.func) in schema.VALIDATOR_DECORATORS:
+            return [s for s in (_string(a) for a in _positional(expr)) if s]
+    return None
+
+
+def _receiver_sender(node: cst.FunctionDef) -> str:
+    for decorator in node.decorators:
+        expr = decorator.decorator
+        if isinstance(expr, cst.Call) and last_name(expr.func) == "receiver" and expr.args \
+                and last_name(expr.args[0].value) == "pre_save":
+            sender = _keyword(expr, "sender")
+            return last_name(sender) if sender is not None else ""
+    return ""
+
+
+def _has_decorator(node: cst.FunctionDef, names: FrozenSet[str]) -> bool:
+    """``@declared_attr``, ``@declarative.declared_attr``, ``@declared_attr.cascading``."""
+    for decorator in node.decorators:
+        expr = decorator.decorator
+        expr = expr.func if isinstance(expr, cst.Call) else expr
+        if last_name(expr) in names or (isinstance(expr, cst.Attribute) and last_name(expr.value) in names):
+            return True
+    return False
+
+
+def _value_roots(value: cst.BaseExpression) -> Set[str]:
+    """Names and ``self.x`` attributes a value is computed from."""
+    roots: Set[str] = set()
+    stack: List[cst.CSTNode] = [value]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Attribute) and isinstance(current.value, cst.Name) \
+                and current.value.value == "self":
+            roots.add(f"self.{current.attr.value}")
+            continue
+        if isinstance(current, cst.Name):
+            roots.add(current.value)
+        elif isinstance(current, cst.Call):
+            stack.extend(a.value for a in current.args)  # not the callee's name
+            if isinstance(current.func, cst.Attribute):
+                stack.append(current.func.value)
+            continue
+        stack.extend(current.children)
+    return roots
+
+
+def _canonicalizes_whole_value(method: cst.FunctionDef, config: Config) -> bool:
+    """Whether a storing method of a field/type class canonicalizes the whole value, not only
+    a part cut out of it: ``local, domain = value.rsplit("@", 1); domain.lower()`` leaves
+    "Bob@x.org" and "bob@x.org" two keys; ``value.lower().rsplit("@", 1)`` does not."""
+    parts: Set[str] = set()
+    whole = False
+    for small in _small_statements(_suite(method.body)):
+        target, _, value = _assignment(small)
+        if value is not None and target is not None and (_cuts_part(value) or _value_roots(value) & parts):
+            parts.update(n.value for n in _target_names(target))
+        for call in _canonicalizing_calls(small, config):
+            if not _call_subject_roots(call) & parts:
+                whole = True
+    return whole
+
+
+def _cuts_part(value: cst.BaseExpression) -> bool:
+    """``value.rsplit("@", 1)``, ``value.partition("@")``, ``value[i:]``."""
+    stack: List[cst.CSTNode] = [value]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call) and last_name(current.func) in schema.PART_CUTTING_METHODS:
+            return True
+        if isinstance(current, cst.Subscript):
+            return True
+        stack.extend(current.children)
+    return False
+
+
+def _target_names(target: cst.BaseExpression) -> Iterator[cst.Name]:
+    if isinstance(target, cst.Name):
+        yield target
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _target_names(element.value)
+
+
+def _canonicalizing_calls(node: cst.CSTNode, config: Config) -> Iterator[cst.Call]:
+    """Calls to lower()/slugify()/a normalizer in a small subtree, nested definitions skipped."""
+    stack: List[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call):
+            name = last_name(current.func)
+            if name in schema.CANONICALIZING_CALLS or is_normalizer_name(name, config):
+                yield current
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and current is not node:
+            continue
+        stack.extend(current.children)
+
+
+def _call_subject_roots(call: cst.Call) -> Set[str]:
+    """What a canonicalizing call applies to: the receiver of ``x.lower()``, the arguments of
+    ``slugify(x)`` / ``idna.encode(x)``."""
+    roots = _value_roots(call.func.value) if isinstance(call.func, cst.Attribute) else set()
+    for arg in call.args:
+        roots |= _value_roots(arg.value)
+    return roots
+
+
+def _calls_canonicalizer(node: cst.CSTNode, config: Config) -> bool:
+    """Whether the subtree calls lower()/slugify()/a normalizer; small subtrees only (a
+    method body, an assigned value)."""
+    return next(_canonicalizing_calls(node, config), None) is not None

@@ -1,0 +1,202 @@
+"""Which functions are normalizers (what KD4 inspects, and what KD2/KD3 recognize as a call to
+one), and how a module names ``urllib.parse``.
+
+**Which functions are normalizers.** With ``[tool.keydrift] normalizers`` configured, exactly
+the listed functions: a function matches an entry when the entry's last component is its name
+(``app.urls.canonical`` matches ``def canonical``; ``app.urls.Canon.normalize`` a method named
+``normalize``). Without configuration, the zero-config heuristic on the function's name:
+``transforms.NORMALIZER_NAME`` (``normalize*``/``normalise*``, ``canonical*``/
+``canonicalize*``, ``clean_*url*``, ``sanitize_*url|email|key|name*``, also after a prefix:
+``_normalize``, ``url_normalize``, ``get_canonical_url``) plus ``clean_``/``sanitize_``/
+``standardize_``/``norm_`` names that end in a key word (``clean_email``, ``norm_host``) —
+except names that say they tidy display text (``normalize_whitespace_in_text``,
+``normalize_title``, ``canonical_html``) or about output (``sanitize_url_for_logging``):
+those are not key normalizers, and neither is a function whose result, wherever the module
+calls it, goes only into a logger call, ``print`` or a template (judged by where it flows).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, Iterator, List, Sequence, Set, Tuple
+
+import libcst as cst
+
+from keydrift.analysis.values import dotted_name, last_name
+from keydrift.frameworks import transforms
+from keydrift.types import Config
+
+# -- which functions are normalizers ----------------------------------------------------------
+
+KEY_WORDS = r"(?:url|uri|link|href|email|host|hostname|domain|username|login|path|slug|handle)"
+EXTRA_NORMALIZER_NAME = re.compile(
+    rf"(?:^|_)(?:clean|sanitize|sanitise|standardi[sz]e|norm|canon)_\w*?{KEY_WORDS}(?:$|_|s\b)", re.I)
+# Normalizers of display text, not keys.
+DISPLAY_WORDS: FrozenSet[str] = frozenset({
+    "whitespace", "text", "html", "markdown", "markup", "display", "newline", "newlines",
+    "spaces", "space", "title", "caption", "label", "message", "content", "body", "quotes",
+    "punctuation", "line", "lines", "indent", "indentation",
+    # output: text for a log, a page or an error message, never stored as a key
+    "log", "logs", "logging", "logger", "print", "printing", "output", "redact", "redacted",
+    "mask", "masked", "debug", "error", "errors", "exception", "repr",
+})
+# Calls that take text for people to read: a normalizer whose result only ever goes there
+# builds output, not keys (``logger.info("fetching %s", sanitize_url(u))``).
+OUTPUT_RECEIVERS: FrozenSet[str] = frozenset({"logger", "log", "logging", "LOG", "LOGGER", "_log", "_logger"})
+OUTPUT_FUNCTIONS: FrozenSet[str] = frozenset({
+    "print", "warn", "render", "render_template", "format_html", "mark_safe", "escape",
+})
+URL_WORDS: FrozenSet[str] = frozenset({"url", "urls", "uri", "link", "href", "website", "homepage", "endpoint"})
+PATH_WORDS: FrozenSet[str] = frozenset({"path", "pathname", "route"})
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def words(name: str) -> List[str]:
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
+    return _WORD.findall(spaced.lower())
+
+
+@functools.lru_cache(maxsize=4096)
+def looks_like_normalizer(name: str) -> bool:
+    """The zero-config heuristic (see the module docstring)."""
+    if not (transforms.NORMALIZER_NAME.search(name) or EXTRA_NORMALIZER_NAME.search(name)):
+        return False
+    return not any(w in DISPLAY_WORDS for w in words(name))
+
+
+def is_normalizer_name(name: str, config: Config) -> bool:
+    """A call to ``name`` normalizes (configured or heuristic): used to recognize calls."""
+    return name in _configured_names(config) or looks_like_normalizer(name)
+
+
+def is_normalizer(name: str, config: Config) -> bool:
+    """A function definition named ``name`` is a normalizer KD4 inspects."""
+    if config.normalizers:
+        return name in _configured_names(config)
+    return looks_like_normalizer(name)
+
+
+def _configured_names(config: Config) -> FrozenSet[str]:
+    return _last_components(tuple(config.normalizers))
+
+
+@functools.lru_cache(maxsize=64)
+def _last_components(names: Tuple[str, ...]) -> FrozenSet[str]:
+    return frozenset(n.rsplit(".", 1)[-1] for n in names)
+
+
+def module_name_of(path: str, config: Config) -> str:
+    """``app/models.py`` under the project root -> ``app.models``."""
+    if not path:
+        return ""
+    absolute = os.path.abspath(path)
+    root = os.path.abspath(config.root or ".")
+    relative = os.path.relpath(absolute, root) if absolute.startswith(root + os.sep) else path
+    for suffix in (".pyi", ".py"):
+        if relative.endswith(suffix):
+            relative = relative[: -len(suffix)]
+            break
+    parts = [p for p in re.split(r"[\\/]+", relative) if p and p != "."]
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def normalizer_functions(module: cst.Module, config: Config) -> Iterator[Tuple[str, cst.FunctionDef]]:
+    """(qualified name, definition) of every normalizer, walking statements only."""
+    for qualified, node in qualified_functions(module.body, ""):
+        if is_normalizer(node.name.value, config):
+            yield qualified, node
+
+
+def qualified_functions(body: Sequence[cst.CSTNode], prefix: str) -> Iterator[Tuple[str, cst.FunctionDef]]:
+    """(qualified name, definition) of every function and method, nested functions aside."""
+    for node in body:
+        if isinstance(node, cst.FunctionDef):
+            yield f"{prefix}{node.name.value}", node
+        elif isinstance(node, cst.ClassDef):
+            yield from qualified_functions(suite(node.body), f"{prefix}{node.name.value}.")
+        elif isinstance(node, (cst.If, cst.Try, cst.With)):
+            yield from qualified_functions(suite(node.body), prefix)
+            orelse = getattr(node, "orelse", None)
+            if isinstance(orelse, cst.Else):
+                yield from qualified_functions(suite(orelse.body), prefix)
+
+
+def suite(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
+    return body.body if isinstance(body, cst.IndentedBlock) else ()
+
+
+# -- urllib.parse names -----------------------------------------------------------------------
+
+SPLIT_FUNCTIONS: FrozenSet[str] = frozenset({"urlsplit", "urlparse"})
+REBUILD_FUNCTIONS: FrozenSet[str] = frozenset({"urlunsplit", "urlunparse", "urljoin"})
+URL_PARSE_MODULES: FrozenSet[str] = frozenset({
+    "urllib.parse", "urlparse", "six.moves.urllib.parse", "future.backports.urllib.parse",
+    "urllib3.util.url",
+})
+
+
+@dataclass(frozen=True)
+class UrlParseNames:
+    """How the module names urllib.parse: ``from urllib.parse import urlsplit as us`` ->
+    functions {"us": "urlsplit"}; ``import urllib.parse as up`` -> modules {"up"}; names
+    imported from anywhere else (``from w3lib.url import urlparse``) are ``foreign``."""
+
+    functions: Dict[str, str]
+    modules: FrozenSet[str]
+    foreign: FrozenSet[str]
+
+
+def url_parse_names(module: cst.Module) -> UrlParseNames:
+    functions: Dict[str, str] = {}
+    modules: Set[str] = set()
+    foreign: Set[str] = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                source = dotted_name(small.module) if small.module is not None else ""
+                for alias in small.names:
+                    name = dotted_name(alias.name)
+                    local = last_name(alias.asname.name) if alias.asname is not None else name
+                    if source in URL_PARSE_MODULES:
+                        functions[local] = name
+                    elif source == "urllib" and name == "parse":
+                        modules.add(local)
+                    else:
+                        foreign.add(local)
+            elif isinstance(small, cst.Import):
+                for alias in small.names:
+                    full = dotted_name(alias.name)
+                    if full in URL_PARSE_MODULES:
+                        modules.add(last_name(alias.asname.name) if alias.asname is not None else full)
+    return UrlParseNames(functions, frozenset(modules), frozenset(foreign))
+
+
+def output_only_functions(module: cst.Module) -> Set[str]:
+    """Functions the module calls, every call sitting inside a call that takes text to read (a
+    logger method, ``print``, ``warnings.warn``, a template render)."""
+    verdicts: Dict[str, bool] = {}
+    stack: List[Tuple[cst.CSTNode, bool]] = [(module, False)]
+    while stack:
+        node, in_output = stack.pop()
+        if isinstance(node, cst.Call):
+            name = last_name(node.func)
+            verdicts[name] = verdicts.get(name, True) and in_output
+            in_output = in_output or _is_output_call(node)
+        stack.extend((child, in_output) for child in node.children)
+    return {name for name, only in verdicts.items() if only}
+
+
+def _is_output_call(call: cst.Call) -> bool:
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        receiver = last_name(func.value)
+        return receiver in OUTPUT_RECEIVERS or receiver.endswith(("logger", "_log")) or func.attr.value in OUTPUT_FUNCTIONS
+    return last_name(func) in OUTPUT_FUNCTIONS
