@@ -26,7 +26,7 @@ from keydrift.analysis.accesses import (
     positional_args,
     recognize,
 )
-from keydrift.analysis.facts import FORMAT, LOOKUP, PART, READ, STORE, WRITE, KeyAccess, Mismatch, Step, Value
+from keydrift.analysis.facts import FORMAT, LOOKUP, PART, READ, REDERIVED, STORE, WRITE, KeyAccess, Mismatch, Step, Value
 from keydrift.analysis.payloads import Copy, loop_copy, update_copy
 from keydrift.analysis.rows import RowSource, chain_rows, is_execute, row_calls, sql_rows
 from keydrift.analysis.stores import is_store, subscript_access
@@ -38,6 +38,9 @@ from keydrift.frameworks import django_orm as django
 from keydrift.frameworks import sqlalchemy_orm as sqla
 from keydrift.types import Config
 
+# Class methods of validation models that build an instance from a mapping.
+VALIDATING_CONSTRUCTORS = frozenset({"model_validate", "parse_obj", "validate", "model_validate_json",
+                                     "parse_raw", "from_dict"})
 # Bases of classes that validate and coerce their input rather than store it.
 VALIDATION_BASES = frozenset({"BaseModel", "BaseSettings", "RootModel", "Schema", "Struct"})
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
@@ -69,7 +72,30 @@ class Instance:
     fields: Dict[str, Value]
 
     def copy(self) -> "Instance":
-        return Instance(self.entity, dict(self.fields))
+        return Instance(self.entity, self.fields.copy())
+
+
+class ValidatedFields(dict):  # type: ignore[type-arg]
+    """The fields of a validation model built from a mapping (``M.model_validate(data)``,
+    ``M(**data)``): field ``f`` is ``data["f"]`` as the model coerced it (``HttpUrl`` appends
+    "/"), a re-derived value. Only instances of validation models hold these; they are never
+    saved, so no field is ever listed."""
+
+    def __init__(self, mapping: str, label: str) -> None:
+        super().__init__()
+        self.mapping = mapping
+        self.label = label
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str)
+
+    def __missing__(self, key: str) -> Value:
+        m = self.mapping
+        origins = frozenset({f'{m}["{key}"]', f"{m}['{key}']", f'{m}.get("{key}")', f"{m}.get('{key}')"})
+        return Value(origins, (Step(REDERIVED, f"{self.label}.{key}"),), f"{self.label}.{key}")
+
+    def copy(self) -> "ValidatedFields":
+        return ValidatedFields(self.mapping, self.label)
 
 
 @dataclass
@@ -317,7 +343,14 @@ class FunctionWalker(Context):
         return isinstance(bound, cst.Call) and last_name(bound.func) in CONTAINER_CONSTRUCTORS
 
     def primary_key(self, entity: str) -> str:
+        if self.analysis is not None:
+            return self.analysis.primary_key(entity)  # type: ignore[attr-defined]
         return self.module.primary_keys.get(entity, "id")
+
+    def is_validation_model(self, name: str) -> bool:
+        if self.analysis is not None:
+            return self.analysis.is_validation_model(name)  # type: ignore[attr-defined]
+        return name in self.module.validation_models
 
     def enclosing_class(self) -> str:
         return self.class_name
@@ -476,10 +509,26 @@ class FunctionWalker(Context):
         if chain is not None and chain.single_record and chain.entity:
             self.state.records[name] = Record(chain.entity, {k.field: k.value for k in chain.lookups})
             self.state.values.pop(name, None)
+        elif isinstance(inner, cst.Call) and self._validated_mapping(inner) is not None:
+            mapping = self._validated_mapping(inner)
+            self.state.instances[name] = Instance(last_name(inner.func) if not isinstance(inner.func, cst.Attribute)
+                                                  else last_name(inner.func.value),
+                                                  ValidatedFields(code(mapping), _short_call(inner)))  # type: ignore[arg-type]
         elif isinstance(inner, cst.Call) and constructed_instances(inner) \
-                and last_name(inner.func) not in self.module.validation_models:
+                and not self.is_validation_model(last_name(inner.func)):
             entity = last_name(inner.func)
             self.state.instances[name] = Instance(entity, {k: self.eval(v) for k, v in keyword_args(inner)})
+
+    def _validated_mapping(self, call: cst.Call) -> Optional[cst.BaseExpression]:
+        """The mapping a validation model is built from: ``M.model_validate(data)``,
+        ``M.parse_obj(data)``, ``M(**data)``."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in VALIDATING_CONSTRUCTORS \
+                and self.is_validation_model(last_name(func.value)) and call.args and not call.args[0].star:
+            return call.args[0].value
+        if len(call.args) == 1 and call.args[0].star == "**" and self.is_validation_model(last_name(func)):
+            return call.args[0].value
+        return None
 
     def record_source(self, value: cst.BaseExpression) -> Optional[ChainInfo]:
         """The read chain a single record comes from: ``M.objects.get(...)``, or
@@ -861,6 +910,11 @@ def _row_field(node: cst.CSTNode, name: str, rows: RowSource) -> Optional[Tuple[
         if isinstance(index, cst.Integer):
             return rows.by_index(int(index.value))
     return None
+
+
+def _short_call(call: cst.Call) -> str:
+    text = code(call)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _mentions(node: cst.CSTNode, name: str) -> bool:

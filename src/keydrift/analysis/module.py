@@ -181,6 +181,29 @@ class ModuleAnalysis:
 
     # -- models defined elsewhere -----------------------------------------------------------
 
+    def imported_class(self, name: str) -> Optional[Tuple[object, str]]:
+        """(export of the project module a class is imported from, its name there)."""
+        if name in self.classes or name not in self.imports or self.project is None:
+            return None
+        module, symbol = self.imports[name]
+        if not symbol:
+            return None
+        return self.project.module_export(module, self.file), symbol  # type: ignore[attr-defined]
+
+    def primary_key(self, entity: str) -> str:
+        """The primary key field a model declares, here or in the module it is imported from."""
+        if entity in self.info.primary_keys:
+            return self.info.primary_keys[entity]
+        found = self.imported_class(entity)
+        return found[0].primary_keys.get(found[1], "id") if found else "id"  # type: ignore[attr-defined]
+
+    def is_validation_model(self, name: str) -> bool:
+        """A pydantic-style class, declared here or in the module it is imported from."""
+        if name in self.info.validation_models:
+            return True
+        found = self.imported_class(name)
+        return bool(found) and found[1] in found[0].validation_models  # type: ignore[index,attr-defined]
+
     def model_key_facts(self, target: Tuple[str, str]) -> Tuple[Optional[Rewrite], FrozenSet[str]]:
         entity, field_name = target
         if entity in self.classes or entity not in self.imports or self.project is None:

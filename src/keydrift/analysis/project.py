@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass, field, replace
 from collections import OrderedDict
 from contextlib import contextmanager
-from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Tuple, Union
+from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -240,7 +240,8 @@ class ProjectIndex:
             if summary is not None:  # even an empty one: callers need its parameters
                 summaries[name] = summary
         return ModuleExport(_with_locations(module, tree, analysis.statement_of, os.path.abspath(path), summaries),
-                            dict(analysis.info.rewrites), dict(analysis.info.field_absorbs))
+                            dict(analysis.info.rewrites), dict(analysis.info.field_absorbs),
+                            dict(analysis.info.primary_keys), set(analysis.info.validation_models))
 
 
 @dataclass(frozen=True)
@@ -248,9 +249,14 @@ class ModuleExport:
     summaries: Dict[str, FunctionSummary] = field(default_factory=dict)
     rewrites: Dict[Tuple[str, str], Rewrite] = field(default_factory=dict)
     absorbs: Dict[Tuple[str, str], FrozenSet[str]] = field(default_factory=dict)
+    # model class -> its declared primary key field; classes that validate and coerce (pydantic)
+    primary_keys: Dict[str, str] = field(default_factory=dict)
+    validation_models: Set[str] = field(default_factory=set)
 
     def to_json(self) -> Dict[str, Any]:
         return {
+            "primary_keys": self.primary_keys,
+            "validation_models": sorted(self.validation_models),
             "summaries": {name: to_json(s) for name, s in self.summaries.items()},
             "rewrites": [[entity, name, [[s.kind, s.label] for s in r.steps], r.by]
                          for (entity, name), r in self.rewrites.items()],
@@ -264,6 +270,8 @@ class ModuleExport:
             {(str(e), str(f)): Rewrite(tuple(Step(str(k), str(l)) for k, l in steps), str(by))
              for e, f, steps, by in data["rewrites"]},
             {(str(e), str(f)): frozenset(str(k) for k in kinds) for e, f, kinds in data["absorbs"]},
+            {str(k): str(v) for k, v in data.get("primary_keys", {}).items()},
+            {str(n) for n in data.get("validation_models", ())},
         )
 
 
