@@ -36,6 +36,17 @@ def is_test_module(module_name: str) -> bool:
             or last.endswith("_tests") or last in ("tests", "conftest"))
 
 
+_MIGRATION_PACKAGES = frozenset({"migrations", "alembic"})
+
+
+def is_migration_module(module_name: str) -> bool:
+    """Schema/data-migration code: a module inside a ``migrations``/``alembic`` package. A data
+    migration rewrites keys on purpose, once (renaming duplicates, backfilling a canonical form):
+    a read by the old key and a write of the new one is what it is for."""
+    parts = module_name.split(".") if module_name else []
+    return any(p in _MIGRATION_PACKAGES for p in parts[:-1])
+
+
 def module_matches(module_name: str, patterns: Iterable[str]) -> bool:
     for pattern in patterns:
         if fnmatchcase(module_name, pattern) or module_name == pattern or module_name.startswith(pattern + "."):

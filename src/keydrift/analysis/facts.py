@@ -85,6 +85,9 @@ class KeyAccess:
     trace: Tuple[Tuple[str, str], ...] = ()
     # the access inside a function of this module, when imported from its summary
     inner_node: Optional[cst.CSTNode] = field(default=None, compare=False, hash=False, repr=False)
+    # the arms of if/elif/else statements the access is made in, as (statement, arm) pairs:
+    # two accesses in different arms of one statement never run on one path
+    arms: Tuple[Tuple[int, int], ...] = field(default=(), compare=False, hash=False, repr=False)
 
 
 @dataclass(frozen=True)

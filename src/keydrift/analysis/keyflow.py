@@ -189,6 +189,7 @@ class FunctionWalker(Context):
         self.copy_calls: Dict[int, Tuple[cst.CSTNode, Value, str]] = {}
         self.param_copies: List[Tuple[Value, str]] = []
         self.extra_mismatches: List[Mismatch] = []
+        self.if_ids = itertools.count(1)
 
     # -- Context --------------------------------------------------------------------------
 
@@ -427,16 +428,26 @@ class FunctionWalker(Context):
     def branches(self, test: cst.BaseExpression, body: cst.BaseSuite,
                  orelse: Optional[cst.CSTNode]) -> None:
         self.scan(test)
+        statement = next(self.if_ids)
         before = self.state
         self.state = before.copy()
+        start = len(self.accesses)
         self.walk_suite(body)
+        self._mark_arm(start, (statement, 0))
         first = self.state
         self.state = before.copy()
+        start = len(self.accesses)
         if isinstance(orelse, cst.If):
             self.branches(orelse.test, orelse.body, orelse.orelse)
         elif isinstance(orelse, cst.Else):
             self.walk_suite(orelse.body)
+        self._mark_arm(start, (statement, 1))
         self.state = merge_states(before, first, self.state)
+
+    def _mark_arm(self, start: int, arm: Tuple[int, int]) -> None:
+        for index in range(start, len(self.accesses)):
+            access = self.accesses[index]
+            self.accesses[index] = replace(access, arms=(arm,) + access.arms)
 
     def small_statement(self, node: cst.BaseSmallStatement) -> None:
         if isinstance(node, cst.Assign):
@@ -847,9 +858,10 @@ class FunctionWalker(Context):
                 self.add(WRITE, Key(instance.entity, field_name, value), call, STORE, call_id, via, saves=True)
 
     def loop_variable(self, name: str, iterable: cst.BaseExpression) -> Value:
-        """``for u in urls``: u is its own origin and an element of ``urls``."""
+        """``for u in urls``: u is an element of ``urls`` (its own origin only when the iterable
+        carries none: a name reused by two loops over two collections is two values)."""
         element = self.eval_element(iterable)
-        return Value(element.origins | {name}, element.steps, name)
+        return Value(element.origins or frozenset({name}), element.steps, name)
 
     @contextmanager
     def _comprehension_scope(self, comp: cst.BaseExpression) -> Iterator[None]:

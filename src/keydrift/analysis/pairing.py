@@ -63,7 +63,17 @@ def _comparable(read: KeyAccess, write: KeyAccess) -> bool:
         # within one call only an upsert's lookup vs its defaults/SET, or vs the value the
         # model's save() rewrites it to, can disagree
         return False
+    if _exclusive(read, write):
+        return False
     return bool(read.value.origins & write.value.origins)
+
+
+def _exclusive(read: KeyAccess, write: KeyAccess) -> bool:
+    """Made in two arms of one if/elif/else: no run makes both, so the read is not the lookup of
+    the row this write makes (whether the two entry points agree is the key registry's
+    question, asked of every read and write of the project, not of one function's path)."""
+    arms = dict(read.arms)
+    return any(arms.get(statement, arm) != arm for statement, arm in write.arms)
 
 
 _CALL_TEXT = re.compile(r"^([A-Za-z_][\w.]*)\(")
@@ -84,6 +94,24 @@ def _constructed_field(steps: Tuple[Step, ...]) -> bool:
     return callee[:1].isupper() and not callee.isupper()
 
 
+def _other_fields(rs: Tuple[Step, ...], ws: Tuple[Step, ...]) -> bool:
+    """Both sides part ways at a field of one record (``get_book(i).title`` against
+    ``get_book(i).path``): two fields of a record fetched by one key are two values, not one key
+    transformed two ways."""
+    return bool(rs and ws) and rs[0].kind == REDERIVED and ws[0].kind == REDERIVED
+
+
+def _same_helper_other_call(read: KeyAccess, write: KeyAccess, reads: Sequence[Tuple[int, KeyAccess]]) -> bool:
+    """The read and the write come from two calls of one helper, and the write's own call looks
+    the key up exactly as it writes it (``ensure_tag(label)``, ``ensure_tag(label.lower())``):
+    each call is consistent by itself; the read of one is not the lookup of the other's row."""
+    if not read.trace or not write.trace or read.call_id == write.call_id:
+        return False
+    if read.trace[0][0] != write.trace[0][0]:
+        return False
+    return any(r.call_id == write.call_id and not any(split_steps(r, write)) for _, r in reads)
+
+
 def _pick(candidates: Sequence[Tuple[int, KeyAccess]], write_index: int, write: KeyAccess) -> KeyAccess:
     same_call = [r for _, r in candidates if r.call_id == write.call_id]
     if same_call:
@@ -102,6 +130,8 @@ def mismatch_for(write_index: int, write: KeyAccess, reads: Sequence[Tuple[int, 
             return None  # some read uses exactly the written key: the pair is consistent
         if (rs and _constructed_field(ws)) or (ws and _constructed_field(rs)):
             continue  # undecidable: see _constructed_field
+        if _other_fields(rs, ws) or _same_helper_other_call(read, write, reads):
+            continue
         candidates.append((index, read))
     if not candidates:
         return None

@@ -210,6 +210,10 @@ def key_template(expr: cst.BaseExpression, ctx: Context) -> Tuple[str, Optional[
             if isinstance(part, cst.FormattedStringText):
                 parts.append(part.value)
             elif isinstance(part, cst.FormattedStringExpression):
+                literal = ctx.string_value(part.expression)
+                if literal is not None:  # f"{uid}#{suffix}" with suffix = "owners": part of the namespace
+                    parts.append(literal)
+                    continue
                 parts.append("{}")
                 values.append(ctx.eval(part.expression))
     elif isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
@@ -230,8 +234,25 @@ def key_template(expr: cst.BaseExpression, ctx: Context) -> Tuple[str, Optional[
         literal = ctx.string_value(expr)
         if literal is not None:
             return literal, None
-        return "{}", ctx.eval(expr)
+        return _opaque_template(expr, ctx), ctx.eval(expr)
     return "".join(parts), merge_arguments(values, code(expr))
+
+
+def _opaque_template(expr: cst.BaseExpression, ctx: Context) -> str:
+    """The namespace of a key built out of sight. A key made by a function
+    (``_cooldown_key(user)``, ``make_key("owners", uid)``) is named by that function and its
+    constant arguments: two key functions, or one generic function given two namespaces, build
+    keys that never meet. Anything else is an unknown template ("{}")."""
+    if not isinstance(expr, cst.Call):
+        return "{}"
+    callee = last_name(expr.func)
+    if not callee:
+        return "{}"
+    arguments = []
+    for arg in expr.args:
+        literal = ctx.string_value(arg.value) if not arg.star else None
+        arguments.append(repr(literal) if literal is not None else "{}")
+    return f"{callee}({', '.join(arguments)})"
 
 
 def _flatten_add(expr: cst.BaseExpression) -> List[cst.BaseExpression]:
@@ -305,4 +326,9 @@ def subscript_access(node: cst.Subscript, ctx: Context) -> Optional[Key]:
         return None
     if not is_store(node.value, ctx):
         return None
-    return _store_key(node.slice[0].slice.value, ctx)
+    key = _store_key(node.slice[0].slice.value, ctx)
+    if key is not None and key.entity == "cache key '{}'":
+        # a bare key into a mapping: the mapping is the namespace (``self._user_cache[text]`` and
+        # ``self._submissions_cache[code]`` hold different things)
+        key = Key(f"mapping '{code(node.value)}'", key.field, key.value)
+    return key

@@ -172,6 +172,11 @@ class Evaluator:
         base = self.eval(node.value)
         if base.result_of:
             return _rederive(base, text, f"{base.result_of}.{node.attr.value}")
+        if isinstance(node.value, cst.Name) and node.value.value in self.values and base.origins \
+                and not base.steps:
+            # a field of what the name is bound to now, not of the name: ``row.email`` in two
+            # loops over two collections are two values
+            return Value(frozenset(f"{o}.{node.attr.value}" for o in base.origins), (), text)
         return fresh(text)
 
     def _subscript(self, node: cst.Subscript) -> Value:

@@ -7,9 +7,12 @@ from typing import Iterable, Iterator, Optional, Tuple
 
 import libcst as cst
 
+from keydrift.analysis.boundary import is_migration_module
 from keydrift.analysis.facts import NORMALIZER, KeyAccess, Mismatch, RawFinding, RawFix, Step
+from keydrift.analysis.normalizers import module_name_of
 from keydrift.analysis.positions import line_ref
 from keydrift.analysis.values import dotted_name
+from keydrift.types import Config
 
 MAX_TEXT = 60
 
@@ -109,7 +112,14 @@ def read_line() -> str:
     return line_ref(0)
 
 
+def in_migration(facts: object) -> bool:
+    config = getattr(facts, "config", None) or Config()
+    return is_migration_module(module_name_of(getattr(facts, "path", ""), config))
+
+
 def select(facts: object, shape: str) -> Iterator[Mismatch]:
+    if in_migration(facts):
+        return
     for m in getattr(facts, "mismatches", ()):
         if m.shape == shape:
             yield m
