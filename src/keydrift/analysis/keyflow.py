@@ -733,7 +733,7 @@ class FunctionWalker(Context):
                 self.state.records[target.value] = Record(rows.entity, {})
         for text, column in _row_uses(target, rows, [body]):
             partners = rows.partners(column)
-            value = fresh(text)
+            value = self._row_value(text)
             if not partners and natural_key_kind(column[1]) is None:
                 # a job id, a status, a date: not a key the row is stored under, only how it was selected
                 self.row_reads.append(KeyAccess(READ, column[0], column[1], value, anchor, LOOKUP,
@@ -741,6 +741,14 @@ class FunctionWalker(Context):
                 continue
             for entity, field_name in [column] + partners:
                 self.add(READ, Key(entity, field_name, value), anchor, LOOKUP, next(self.call_ids), code(anchor))
+
+    def _row_value(self, text: str) -> Value:
+        """A row's field as the body will evaluate it (``row.url`` is a field of what ``row``
+        is bound to), so the row's read and the body's uses of it are one value."""
+        try:
+            return self.eval(cst.parse_expression(text))
+        except cst.ParserSyntaxError:
+            return fresh(text)
 
     def membership_read(self, node: cst.Comparison) -> None:
         """``key in cache`` reads the store."""
