@@ -598,3 +598,35 @@ def test_plan_merges_two_key_tables_with_the_same_key(capsys, tmp_path):
     assert connection.execute("SELECT email FROM users").fetchall() == [("ann@x.org",)]
     assert sorted(connection.execute("SELECT email FROM invitations")) == [("ann@x.org",), ("bo@x.org",)]
     connection.close()
+
+
+def test_framework_models_map_to_their_tables(capsys, tmp_path):
+    path = sqlite_database(tmp_path / "auth.db", "CREATE TABLE auth_user (id INTEGER PRIMARY KEY, username TEXT UNIQUE)",
+                           "INSERT INTO auth_user VALUES (?, ?)", [(1, "Ann"), (2, "ann "), (3, "bo")])
+    project = write_project(tmp_path / "p", models="from django.db import models\n", extra={"views.py": """
+        from django.contrib.auth.models import User
+
+        def sign_up(request):
+            name = request.POST["username"]
+            if not User.objects.filter(username=name).exists():
+                User.objects.create(username=name.strip())
+    """})
+    code, document, _ = audit_json(capsys, f"sqlite:///{path}", project)
+    users = column(document, "auth_user.username")
+    assert code == 1 and users["entity"] == "User" and users["groups"] == 1
+
+
+def test_backslashes_and_quotes_survive_the_plan(capsys, tmp_path):
+    path = sqlite_database(tmp_path / "q.db", "CREATE TABLE teams (id INTEGER PRIMARY KEY, team_name TEXT UNIQUE)",
+                           "INSERT INTO teams VALUES (?, ?)", [(1, "O'Brien\\Ops"), (2, "o'brien\\ops "), (3, "x")])
+    project = write_project(tmp_path / "p", models="x = 1\n", pyproject="""
+        [tool.keydrift.audit]
+        columns = ["teams.team_name"]
+    """)
+    plan = tmp_path / "plan.sql"
+    audit(capsys, f"sqlite:///{path}", project, "--plan", str(plan))
+    apply_plan(path, plan.read_text())
+    connection = sqlite3.connect(path)
+    assert connection.execute("SELECT id, team_name FROM teams ORDER BY id").fetchall() == [
+        (1, "o'brien\\ops"), (3, "x")]
+    connection.close()

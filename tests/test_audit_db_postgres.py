@@ -173,7 +173,8 @@ def test_schema_option_and_quoted_names(capsys, server, tmp_path):
     with server.connect("schemas") as connection:
         connection.execute("CREATE SCHEMA shop")
         connection.execute('CREATE TABLE shop."Customers" (id int PRIMARY KEY, "Email" text UNIQUE)')
-        connection.execute("""INSERT INTO shop."Customers" VALUES (1, 'Ann@x.org'), (2, 'ann@x.org '), (3, 'bo@x.org')""")
+        connection.execute("""INSERT INTO shop."Customers" VALUES (1, 'Ann@x.org'), (2, 'ann@x.org '), (3, 'bo@x.org'),
+                              (4, 'O''Hara\\q@x.org'), (5, 'o''hara\\q@x.org')""")
     project = tmp_path / "p"
     project.mkdir()
     (project / "pyproject.toml").write_text('[tool.keydrift.audit]\ncolumns = ["customers.email"]\n')
@@ -182,10 +183,10 @@ def test_schema_option_and_quoted_names(capsys, server, tmp_path):
     plan = tmp_path / "plan.sql"
     code, document, _ = audit_json(capsys, server.url("schemas"), str(project), "--schema", "shop", "--plan", str(plan))
     customers = column(document, "Customers.Email")
-    assert code == 1 and (customers["groups"], customers["rows_in_groups"]) == (1, 2)
+    assert code == 1 and (customers["groups"], customers["rows_in_groups"]) == (2, 4)
     with server.connect("schemas") as connection:
         connection.execute(plan.read_text())
         rows = connection.execute('SELECT id, "Email" FROM shop."Customers" ORDER BY id').fetchall()
-    assert rows == [(1, "ann@x.org"), (3, "bo@x.org")]
+    assert rows == [(1, "ann@x.org"), (3, "bo@x.org"), (4, "o'hara\\q@x.org")]
     code, _, _ = audit(capsys, server.url("schemas"), str(project), "--schema", "shop")
     assert code == 0

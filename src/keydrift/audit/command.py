@@ -165,7 +165,7 @@ def _audit(engine: Any, args: argparse.Namespace, targets: List[Any], normalizer
     with ExitStack() as stack:
         plan_file = _open_plan(args.plan, stack)
         if plan_file:
-            header(plan_file, shown)
+            header(plan_file, shown, engine.dialect.name)
         writer = PlanWriter(plan_file, queries) if plan_file else None
         for target in sorted(targets, key=lambda t: (t.table.lower(), t.column.lower())):
             form = form_for(target.key, normalizers, steps)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from keydrift.audit.model import KeyColumn, Skipped
-from keydrift.audit.tables import ModelTable, model_tables, module_layer
+from keydrift.audit.tables import ModelTable, framework_models, model_tables, module_layer
 from keydrift.config import is_excluded
 from keydrift.frameworks import schema
 from keydrift.types import Config
@@ -41,6 +41,7 @@ class _Found:
     tables_of_entity: Dict[str, str] = field(default_factory=dict)  # uniqueness' table -> class
     access_files: Dict[Tuple[str, str], List[str]] = field(default_factory=dict)
     layers: Set[str] = field(default_factory=set)  # the ORMs the project's modules import
+    framework: Dict[str, ModelTable] = field(default_factory=dict)  # User -> auth_user
     layerless: List[Tuple[ast.Module, str]] = field(default_factory=list)  # modules importing none
 
     def add(self, entity: str, attribute: str, source: str) -> None:
@@ -83,7 +84,10 @@ def key_columns(paths: List[str], config: Config, configured: List[Tuple[str, st
 
 def _layerless_models(found: _Found) -> None:
     """Models in modules that import no ORM (``class Page(TimeStamped)``, the base defined in
-    another module) follow the project's ORM, when it has exactly one."""
+    another module) follow the project's ORM, when it has exactly one. The framework's own
+    models come last: a project's ``User`` is its own."""
+    for model in framework_models(found.layers):
+        found.framework.setdefault(model.name, model)
     if len(found.layers) != 1:
         return
     layer = next(iter(found.layers))
@@ -144,7 +148,8 @@ def _resolve(found: _Found, kinds: Dict[Tuple[str, str], str]) -> Tuple[List[Key
 
 
 def _table_and_column(found: _Found, entity: str, attribute: str) -> Tuple[str, str]:
-    model = found.models.get(entity) or found.models.get(found.tables_of_entity.get(entity, ""))
+    model = (found.models.get(entity) or found.models.get(found.tables_of_entity.get(entity, ""))
+             or found.framework.get(entity))
     if model is not None:
         return model.table, model.column(attribute)
     return entity, attribute  # a table named in SQL, a Core Table(...), a configured column

@@ -153,7 +153,7 @@ def project_normalizer(spec: str, root: str) -> NormalForm:
     sys.path.insert(0, os.path.abspath(root))
     try:
         module = importlib.import_module(module_name)
-    except Exception as exc:  # noqa: BLE001 - the user's module may raise anything on import
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's module may raise anything on import
         raise AuditError(f"--normalizer {spec}: cannot import {module_name}: "
                          f"{type(exc).__name__}: {exc}") from None
     finally:
@@ -168,7 +168,7 @@ def _guarded(function: Callable[[str], object]) -> Callable[[str], str]:
     def apply(value: str) -> str:
         try:
             result = function(value)
-        except Exception as exc:  # noqa: BLE001 - a rejected value stays its own key
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a rejected value stays its own key
             raise NotNormalizable(f"{type(exc).__name__}: {exc}") from None
         if not isinstance(result, str):
             raise NotNormalizable(f"the normalizer returned {type(result).__name__}")

@@ -44,12 +44,14 @@ def in_list(values: Sequence[Any]) -> str:
     return "(" + ", ".join(literal(v) for v in values) + ")"
 
 
-def header(out: TextIO, database: str) -> None:
+def header(out: TextIO, database: str, dialect: str) -> None:
     out.write(f"-- Repair plan written by keydrift {__version__} audit-db for {database}\n"
               f"-- on {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC. keydrift never runs it: "
               "review it, run it on a copy, then here.\n"
               "-- One transaction; running it twice is harmless; no row of a referencing table is deleted.\n"
               "BEGIN;\n")
+    if dialect == "postgresql":  # the literals below double quotes and leave backslashes alone
+        out.write("SET LOCAL standard_conforming_strings = on;\n")
 
 
 def footer(out: TextIO) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, Optional
+from typing import Dict, Iterator, Optional, Set
 
 DJANGO = "django"
 SQLALCHEMY = "sqlalchemy"
@@ -40,6 +40,12 @@ COLUMN_KEYWORDS: Dict[str, tuple] = {DJANGO: ("db_column",), PEEWEE: ("column_na
 NAMED_COLUMN_CALLS = frozenset({"Column", "mapped_column"})
 # relation fields stored as <name>_id
 DJANGO_RELATIONS = frozenset({"ForeignKey", "OneToOneField"})
+# models that ship with a framework, by the name the code uses for them
+FRAMEWORK_TABLES: Dict[str, Dict[str, str]] = {
+    DJANGO: {"User": "auth_user", "Group": "auth_group", "Permission": "auth_permission",
+             "Site": "django_site", "Session": "django_session", "ContentType": "django_content_type",
+             "EmailAddress": "account_emailaddress", "Token": "authtoken_token"},
+}
 _SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -52,6 +58,13 @@ class ModelTable:
 
     def column(self, attribute: str) -> str:
         return self.columns.get(attribute, attribute)
+
+
+def framework_models(layers: Set[str]) -> Iterator[ModelTable]:
+    """The framework's own models (``User`` is ``auth_user`` in a Django project)."""
+    for layer in sorted(layers):
+        for name, table in FRAMEWORK_TABLES.get(layer, {}).items():
+            yield ModelTable(name, table, layer)
 
 
 def module_layer(tree: ast.Module) -> Optional[str]:
