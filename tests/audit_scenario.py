@@ -2,6 +2,10 @@
 and the `audit_results` a drifting job wrote for them. Plain DB-API, for SQLite and PostgreSQL."""
 
 import datetime
+import os
+import shutil
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "audit_fixtures")
 
 SCHEMA = [
     "CREATE TABLE domains (id INTEGER PRIMARY KEY, url VARCHAR(200) NOT NULL UNIQUE, created_at TIMESTAMP NOT NULL)",
@@ -49,3 +53,11 @@ def build(connection, placeholder="?"):
     cursor.executemany(f"INSERT INTO sites_account VALUES ({mark})",
                        [(i, e, _DAY + datetime.timedelta(days=d)) for i, e, d in ACCOUNTS])
     connection.commit()
+
+
+def project_copies(directory):
+    """The fixture projects copied into ``directory``: analyzing them writes its cache beside
+    them, and the suite never writes into the checkout."""
+    target = os.path.join(str(directory), "audit_fixtures")
+    shutil.copytree(FIXTURES, target, ignore=shutil.ignore_patterns(".keydrift_cache", "__pycache__"))
+    return target

@@ -21,8 +21,13 @@ from keydrift.cli import main  # noqa: E402
 sys.path.insert(0, os.path.dirname(__file__))
 import audit_scenario as scenario  # noqa: E402
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "audit_fixtures")
+FIXTURES = scenario.FIXTURES  # replaced by a temporary copy for each test (see below)
 PROJECTS = ["django_project", "sqlalchemy_project"]
+
+
+@pytest.fixture(autouse=True)
+def fixture_copies(tmp_path_factory, monkeypatch):
+    monkeypatch.setitem(globals(), "FIXTURES", scenario.project_copies(tmp_path_factory.mktemp("projects")))
 
 
 @pytest.fixture
@@ -630,3 +635,9 @@ def test_backslashes_and_quotes_survive_the_plan(capsys, tmp_path):
     assert connection.execute("SELECT id, team_name FROM teams ORDER BY id").fetchall() == [
         (1, "o'brien\\ops"), (3, "x")]
     connection.close()
+
+
+def test_no_cache_writes_nothing_into_the_project(capsys, database, tmp_path):
+    project = os.path.join(FIXTURES, "django_project")
+    code, _, _ = audit(capsys, f"sqlite:///{database}", project, "--no-cache")
+    assert code == 1 and not os.path.exists(os.path.join(project, ".keydrift_cache"))

@@ -18,9 +18,15 @@ sys.path.insert(0, os.path.dirname(__file__))
 import audit_scenario as scenario  # noqa: E402
 import pgserver  # noqa: E402
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "audit_fixtures")
+FIXTURES = scenario.FIXTURES  # replaced by a temporary copy for each test (see below)
 DJANGO = os.path.join(FIXTURES, "django_project")
-SQLALCHEMY = os.path.join(FIXTURES, "sqlalchemy_project")
+
+
+@pytest.fixture(autouse=True)
+def fixture_copies(tmp_path_factory, monkeypatch):
+    copies = scenario.project_copies(tmp_path_factory.mktemp("projects"))
+    monkeypatch.setitem(globals(), "FIXTURES", copies)
+    monkeypatch.setitem(globals(), "DJANGO", os.path.join(copies, "django_project"))
 
 
 @pytest.fixture(scope="module")
@@ -66,8 +72,9 @@ def table_rows(server, database, table):
         return sorted(connection.execute(f"SELECT * FROM {table}").fetchall())
 
 
-@pytest.mark.parametrize("project", [DJANGO, SQLALCHEMY], ids=["django", "sqlalchemy"])
-def test_scenario_and_plan(capsys, server, scenario_db, project, tmp_path):
+@pytest.mark.parametrize("name", ["django_project", "sqlalchemy_project"], ids=["django", "sqlalchemy"])
+def test_scenario_and_plan(capsys, server, scenario_db, name, tmp_path):
+    project = os.path.join(FIXTURES, name)
     plan = tmp_path / "repair.sql"
     before = {t: table_rows(server, scenario_db, t) for t in ("domains", "audit_results", "sites_account")}
     code, document, _ = audit_json(capsys, server.url(scenario_db), project, "--plan", str(plan))

@@ -8,6 +8,7 @@ import os
 import sys
 import warnings
 from contextlib import ExitStack, nullcontext
+from dataclasses import replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from keydrift.audit.model import AuditError, ColumnReport, KeyColumn, Reference, Skipped
@@ -42,6 +43,8 @@ def add_parser(commands: Any) -> None:
     audit.add_argument("--top", type=int, default=DEFAULT_TOP, metavar="N",
                        help=f"show the N worst keys of each column (default {DEFAULT_TOP})")
     audit.add_argument("--config", metavar="FILE", help="the pyproject.toml to use")
+    audit.add_argument("--no-cache", action="store_true",
+                       help="do not read or write the analysis cache (.keydrift_cache/ under the project root)")
     audit.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     audit.set_defaults(handler=run)
 
@@ -99,6 +102,8 @@ def _inputs(args: argparse.Namespace) -> Tuple[str, Any, Any]:
         config = load_config_file(args.config) if args.config else load_config(args.paths[0])
     except ConfigError as exc:
         raise AuditError(str(exc)) from None
+    if args.no_cache:
+        config = replace(config, cache=False)
     return url, config, load_settings(config.config_file)
 
 
