@@ -321,9 +321,10 @@ def case_config(case_dir: PathLike) -> Config:
 def run_case(case_dir: PathLike, config: Optional[Config] = None) -> List[Finding]:
     """keydrift's findings for every ``.py`` file of a case, paths relative to the case.
 
-    This is the engine alone: ``# noqa`` and ``exclude``, which the front ends apply, are not."""
+    This is the engine alone: ``# noqa`` and ``exclude``, which the front ends apply, are not.
+    Without a ``config``, the case's own runs with the cache off: nothing is written into it."""
     root = Path(case_dir)
-    config = config if config is not None else case_config(root)
+    config = config if config is not None else dataclasses.replace(case_config(root), cache=False)
     findings: List[Finding] = []
     for py in case_files(root):
         findings.extend(check_source(py.read_bytes(), _relative(py, root), config))
@@ -384,8 +385,7 @@ def check_example(example: Example, name: str = "example",
         with tempfile.TemporaryDirectory(prefix="keydrift-example-") as temporary:
             return check_example(example, name, temporary)
     root = write_example(example, directory).resolve()
-    config = dataclasses.replace(case_config(root), cache=False)
-    return compare(name, example_expectations(example), run_case(root, config))
+    return compare(name, example_expectations(example), run_case(root))
 
 
 def report_example(example: Example) -> List[str]:

@@ -1,0 +1,61 @@
+"""The suite is hermetic: nothing it runs writes into the repository.
+
+Tests work in temporary directories (``tmp_path``) or with the cache off, hypothesis keeps its
+example database in the system's temporary directory, and a check at the end of the run fails
+it if a file appeared in the checkout (Python's ``__pycache__`` and pytest's own cache aside).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Optional, Set
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+_ALLOWED_PARTS = ("__pycache__", ".pytest_cache")
+
+try:
+    from hypothesis import configuration, settings
+    from hypothesis.database import DirectoryBasedExampleDatabase
+except ImportError:  # pragma: no cover - hypothesis is a test extra
+    pass
+else:
+    # its example database and its unicode tables, kept between runs but outside the checkout
+    _HYPOTHESIS_HOME = os.path.join(tempfile.gettempdir(), "keydrift-hypothesis")
+    configuration.set_hypothesis_home_dir(_HYPOTHESIS_HOME)
+    settings.register_profile("keydrift", database=DirectoryBasedExampleDatabase(
+        os.path.join(_HYPOTHESIS_HOME, "examples")))
+    settings.load_profile("keydrift")
+
+
+def _untracked() -> Optional[Set[str]]:
+    """Files in the checkout git does not track (ignored ones included); None outside git."""
+    try:
+        done = subprocess.run(["git", "ls-files", "--others", "-z"], cwd=ROOT, capture_output=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    names = done.stdout.decode("utf-8", "replace").split("\0")
+    return {n for n in names if n and not any(part in _ALLOWED_PARTS for part in n.split("/"))}
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not hasattr(session.config, "workerinput"):  # the controller, not an xdist worker
+        session.config._keydrift_untracked = _untracked()  # type: ignore[attr-defined]
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    before = getattr(session.config, "_keydrift_untracked", None)
+    after = _untracked() if before is not None else None
+    if before is None or after is None:
+        return
+    written = sorted(after - before)
+    if written:
+        shown = "\n  ".join(written[:20]) + ("\n  ..." if len(written) > 20 else "")
+        print(f"\nthe test run wrote {len(written)} file(s) into the repository:\n  {shown}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
