@@ -25,7 +25,8 @@ from keydrift.audit.command import add_parser as add_audit_parser
 from keydrift.diskcache import CACHE_DIRECTORY
 from keydrift.baseline import BaselineError, new_findings, write_baseline
 from keydrift.config import (
-    ConfigError, finding_allowed, is_excluded, load_config, load_config_file, parse_code_list,
+    ConfigError, fallback_note, finding_allowed, is_excluded, load_config, load_config_file, load_config_or_parent,
+    parse_code_list,
     root_without_pyproject, with_overrides,
 )
 from keydrift.source import PARSE_ERROR
@@ -134,6 +135,8 @@ def run_check(args: argparse.Namespace) -> int:
     files, missing = collect_files(args.paths, config)
     for path in missing:
         print(f"keydrift: error: {path}: no such file or directory", file=sys.stderr)
+    if not args.config:
+        _report_broken_subtrees(files + ([args.stdin_filename] if args.stdin_filename else []))
     if args.changed_since:
         files = only_changed_files(files, args.changed_since)
     if _fixing(args):
@@ -233,9 +236,21 @@ def _warn_about(config: Config) -> None:
         print(warning, file=sys.stderr)
 
 
+def _report_broken_subtrees(files: Sequence[str]) -> None:
+    """Say once per file which subtree configurations are broken (the files under them are
+    checked with the configuration above: see ``_file_config``)."""
+    said: Set[str] = set()
+    for directory in sorted({os.path.dirname(os.path.abspath(f)) for f in files if f != STDIN}):
+        config, broken = load_config_or_parent(directory)
+        if broken is not None and broken.path not in said:
+            said.add(broken.path)
+            print(fallback_note(broken, config), file=sys.stderr)
+
+
 def _file_config(path: str, run_config: Config, args: argparse.Namespace) -> Config:
-    """The nearest pyproject.toml's configuration, for the file's own project."""
-    config = _with_command_line_codes(load_config(path), args)
+    """The nearest pyproject.toml's configuration, for the file's own project; a broken one
+    below the run's gives way to the configuration above it."""
+    config = _with_command_line_codes(load_config_or_parent(path)[0], args)
     if config.config_file and not args.quiet:
         _warn_about(config)
     if not config.config_file:

@@ -46,7 +46,10 @@ _TABLE_ARGUMENT = re.compile(r"(table|keys|values)=(\S+)")
 
 
 class ConfigError(Exception):
-    """An unreadable or invalid configuration; the message names the file and the key."""
+    """An unreadable or invalid configuration; the message names the file and the key.
+    ``path`` is the pyproject.toml at fault, when there is one."""
+
+    path: str = ""
 
 
 Fail = Callable[[str], ConfigError]  # builds the error for one file's table
@@ -72,6 +75,31 @@ def load_config(start: str = ".") -> Config:
         _BY_DIRECTORY[directory] = (
             _load_cached(pyproject) if pyproject else Config(root=import_root(directory)))
     return _unwrap(_BY_DIRECTORY[directory])
+
+
+def load_config_or_parent(start: str) -> Tuple[Config, Optional[ConfigError]]:
+    """``load_config``, except that a broken pyproject.toml gives way to the configuration above
+    it (the nearest valid one, else the defaults), returned with the error so that the caller
+    reports it. For a subtree's own configuration (a project template, a vendored package): the
+    run's configuration, the one of its working directory, is loaded with ``load_config`` and
+    stays an error."""
+    try:
+        return load_config(start), None
+    except ConfigError as exc:
+        if not exc.path:
+            raise
+        project = os.path.dirname(exc.path)
+        above = os.path.dirname(project)
+        if above == project or _repository_root(project) == project:  # nothing above to inherit
+            return Config(root=import_root(project)), exc
+        return load_config_or_parent(above)[0], exc
+
+
+def fallback_note(error: ConfigError, config: Config) -> str:
+    """One line for a broken subtree configuration: the error, and what is used instead."""
+    subtree = display_path(os.path.dirname(error.path)) or "."
+    instead = f"the configuration of {display_path(config.config_file)}" if config.config_file else "the defaults"
+    return f"keydrift: warning: {error}; files under {subtree}{os.sep} are checked with {instead}"
 
 
 def load_config_file(path: str) -> Config:
@@ -157,6 +185,7 @@ def _load_cached(pyproject: str) -> Union[Config, ConfigError]:
         try:
             _BY_FILE[pyproject] = _parse_file(pyproject)
         except ConfigError as exc:
+            exc.path = pyproject
             _BY_FILE[pyproject] = exc
     return _BY_FILE[pyproject]
 

@@ -18,7 +18,9 @@ from typing import Iterator, List, Sequence, Set, Tuple
 
 from keydrift import __version__
 from keydrift.analysis.boundary import boundary_warnings
-from keydrift.config import ConfigError, finding_allowed, is_excluded, load_config, root_without_pyproject
+from keydrift.config import (
+    ConfigError, fallback_note, finding_allowed, is_excluded, load_config, load_config_or_parent, root_without_pyproject,
+)
 from keydrift.noqa import apply_noqa
 from keydrift.output._common import full_message
 from keydrift.results import check_cached
@@ -54,7 +56,10 @@ class KeydriftChecker:
 
     def _results(self) -> List[Tuple[int, int, str, type]]:
         stdin = self.filename in _STDIN_NAMES
-        config = load_config(os.getcwd() if stdin else self.filename)
+        run_config = load_config(os.getcwd())  # the run's own configuration broken: skip the run
+        config, broken = (run_config, None) if stdin else load_config_or_parent(self.filename)
+        if broken is not None:  # a subtree's: checked with the configuration above it, as the CLI does
+            _say_once(fallback_note(broken, config))
         if not config.config_file and not stdin:
             # no pyproject.toml: the same project root as `keydrift check` run from here
             root = root_without_pyproject(self.filename, os.getcwd())
