@@ -14,6 +14,7 @@ from typing import Callable, Iterator, Optional, Tuple, Union
 
 import libcst as cst
 
+from keydrift.analysis.newer_syntax import describe, newer_syntax
 from keydrift.source import decode_source
 from keydrift.timing import stage
 
@@ -40,11 +41,19 @@ def check_with_python(text: Union[str, bytes], filename: str = "<unknown>") -> a
             return ast.parse(text, filename=filename)
     except SyntaxError as exc:
         line = max(1, exc.lineno or 1)
-        raise SourceRejected(f"{exc.msg} (line {line})", line) from None
+        raise SourceRejected(_syntax_error_message(text, exc.msg, line), line) from None
     except (RecursionError, MemoryError):
         raise SourceRejected("it is nested too deeply", beyond_limits=True) from None
     except ValueError as exc:
         raise SourceRejected(str(exc)) from None
+
+
+def _syntax_error_message(text: Union[str, bytes], message: str, line: int) -> str:
+    """CPython's message, and the Python version the file needs when it is newer syntax."""
+    decoded = decode_source(text) if isinstance(text, bytes) else text
+    newer = newer_syntax(decoded.splitlines(), line, message)
+    said = f"{message} (line {line})"
+    return f"{said}: it {describe(*newer)}" if newer else said
 
 
 def _skip_validation(node: cst.CSTNode) -> None:
