@@ -1,4 +1,9 @@
-"""The suite is hermetic: nothing it runs writes into the repository.
+"""Suite-wide setup: the whole suite runs in parallel, and nothing it runs writes into the
+repository.
+
+``python -m pytest -q`` without paths runs on every core (pytest-xdist ``-n auto``); a run of
+chosen files or tests stays in one process (faster to start, ``-s`` and ``--pdb`` work), and
+``-n N`` decides explicitly.
 
 Tests work in temporary directories (``tmp_path``) or with the cache off, hypothesis keeps its
 example database in the system's temporary directory, and a check at the end of the run fails
@@ -30,6 +35,17 @@ else:
     settings.register_profile("keydrift", database=DirectoryBasedExampleDatabase(
         os.path.join(_HYPOTHESIS_HOME, "examples")))
     settings.load_profile("keydrift")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """``-n auto`` for a run of the whole suite (before pytest-xdist reads the option)."""
+    worker = hasattr(config, "workerinput") or "PYTEST_XDIST_WORKER" in os.environ
+    whole_suite = str(getattr(config, "args_source", "")).endswith("TESTPATHS")
+    if (whole_suite and not worker and config.pluginmanager.has_plugin("xdist")
+            and getattr(config.option, "numprocesses", 0) is None
+            and not config.getoption("collectonly") and not config.getoption("usepdb")):
+        config.option.numprocesses = "auto"
 
 
 def _untracked() -> Optional[Set[str]]:
