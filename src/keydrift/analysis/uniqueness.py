@@ -19,7 +19,8 @@ two spellings of one value equal:
   part it cut out with ``split``/``partition``, or a class named so:
   ``LowercaseEmailField``, sqlalchemy_utils ``EmailType``);
 - the module calls a normalizer named for its kind (``normalize_email``, ``slugify``) or writes
-  it through a canonicalizing step (a KD1 key access);
+  it through a canonicalizing step (a KD1 key access), or with the ``.hostname`` of a parsed URL
+  (which urllib lowercases);
 - a configured normalizer covers it (see ``configured_cover``).
 
 The declarations and the evidence are read by ``analysis/declarations.py`` (SQL DDL strings by
@@ -30,6 +31,7 @@ included); SQL strings are parsed (sqlglot, imported lazily) only when they look
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import FrozenSet, Iterator, List, Set, Tuple
 
@@ -170,9 +172,17 @@ def _canonically_written(facts: object) -> Set[Tuple[str, str]]:
     for access in getattr(facts, "accesses", ()) or ():
         if getattr(access, "kind", "") != "write":
             continue
-        if any(step.kind in CANONICALIZING_STEP_KINDS for step in access.value.steps):
+        if any(step.kind in CANONICALIZING_STEP_KINDS or _lowercase_host(step) for step in access.value.steps):
             out.add((access.entity, access.field))
     return out
+
+
+# ``urlsplit(url).hostname`` (or urlparse's): urllib lowercases the host it returns.
+_HOSTNAME_OF_PARSE = re.compile(r"\burl(?:split|parse)\(.*\)\.hostname$")
+
+
+def _lowercase_host(step: object) -> bool:
+    return getattr(step, "kind", "") == "rederived" and bool(_HOSTNAME_OF_PARSE.search(getattr(step, "label", "")))
 
 
 def configured_cover(kind: str, module: str, config: Config) -> bool:

@@ -34,7 +34,8 @@ class UniqueFieldNotCanonicalized(Rule):
     does not count), when a unique shadow column is derived from it in a method
     (`self.username = v; self.uid = to_uid(v)` with `uid` unique, `to_uid` lowercasing), when
     a constructor rewrites its keyword argument (`kwargs["email"] = kwargs["email"].lower()`
-    in `__init__(**kwargs)`), when the module calls a
+    in `__init__(**kwargs)`), when the module stores it from `urlsplit(url).hostname` (already
+    lowercase), when the module calls a
     normalizer named for the key (`normalize_email`, `slugify`) or writes it through one, or
     when a configured normalizer covers it (see Configuration).
 
