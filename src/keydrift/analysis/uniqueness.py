@@ -20,7 +20,8 @@ two spellings of one value equal:
   ``LowercaseEmailField``, sqlalchemy_utils ``EmailType``);
 - the module calls a normalizer named for its kind (``normalize_email``, ``slugify``) or writes
   it through a canonicalizing step (a KD1 key access), or with the ``.hostname`` of a parsed URL
-  (which urllib lowercases);
+  (which urllib lowercases), or the modules beside it in its package write it only so (their
+  function summaries, read through the project index);
 - a configured normalizer covers it (see ``configured_cover``).
 
 The declarations and the evidence are read by ``analysis/declarations.py`` (SQL DDL strings by
@@ -31,9 +32,10 @@ included); SQL strings are parsed (sqlglot, imported lazily) only when they look
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
-from typing import FrozenSet, Iterator, List, Set, Tuple
+from typing import FrozenSet, Iterator, List, Optional, Set, Tuple
 
 from keydrift.analysis.ddl import TEXT, ddl_items
 from keydrift.analysis.declarations import (
@@ -109,6 +111,8 @@ class _Evidence:
         self.rewrites = getattr(info, "rewrites", {}) or {}
         self.absorbs = getattr(info, "field_absorbs", {}) or {}
         self.written = _canonically_written(facts)
+        self.facts = facts
+        self._siblings: Optional[Tuple[Set[Tuple[str, str]], Set[Tuple[str, str]]]] = None
         self.module = module_name_of(getattr(facts, "path", ""), config)
         self.config = config
 
@@ -144,7 +148,31 @@ class _Evidence:
     def _canonical_name(self, name: Tuple[str, str]) -> bool:
         column = self.schema.columns.get(name)
         return bool(self.schema.canonical.get(name) or name in self.rewrites or name in self.written
-                    or "case" in self.absorbs.get(name, ()) or (column is not None and column.canonical_by))
+                    or "case" in self.absorbs.get(name, ()) or (column is not None and column.canonical_by)
+                    or self._written_canonically_beside(name))
+
+    def _written_canonically_beside(self, name: Tuple[str, str]) -> bool:
+        """The modules beside this one (the app's services, views, managers) write the key only
+        through a canonicalizing step: ``create(email=_canonical(email))`` in ``service.py``."""
+        if self._siblings is None:
+            self._siblings = _sibling_writes(self.facts)
+        canonical, raw = self._siblings
+        return name in canonical and name not in raw and not self._generic_writers(name[0])
+
+    def _generic_writers(self, entity: str) -> bool:
+        """A ModelForm, a serializer or the admin beside the model stores what users type, as
+        typed, without a write keydrift sees (``model = Entity``, ``admin.site.register(Entity)``)."""
+        analysis = getattr(self.facts, "analysis", None)
+        file = getattr(analysis, "file", "") or ""
+        pattern = re.compile(rf"\bmodel\s*=\s*(?:\w+\.)*{re.escape(entity)}\b|register\(\s*(?:\w+\.)*{re.escape(entity)}\b")
+        for path in _sibling_paths(file):
+            try:
+                with open(path, encoding="utf-8", errors="replace") as handle:
+                    if pattern.search(handle.read()):
+                        return True
+            except OSError:
+                continue
+        return False
 
 
 def _names_of(facts: SchemaFacts, entity: str, raw_entity: str, column: str) -> List[Tuple[str, str]]:
@@ -179,6 +207,56 @@ def _canonically_written(facts: object) -> Set[Tuple[str, str]]:
 
 # ``urlsplit(url).hostname`` (or urlparse's): urllib lowercases the host it returns.
 _HOSTNAME_OF_PARSE = re.compile(r"\burl(?:split|parse)\(.*\)\.hostname$")
+
+
+_MAX_SIBLINGS = 40
+
+
+def _sibling_writes(facts: object) -> Tuple[Set[Tuple[str, str]], Set[Tuple[str, str]]]:
+    """(entity, field) written through a canonicalizing step, and written raw, by the summarized
+    functions of the other modules of this module's package (read through the project index,
+    so each is summarized once and cached). Test and migration modules are left out."""
+    canonical: Set[Tuple[str, str]] = set()
+    raw: Set[Tuple[str, str]] = set()
+    analysis = getattr(facts, "analysis", None)  # the ModuleAnalysis: project index, module name
+    project = getattr(analysis, "project", None)
+    module_name = getattr(analysis, "module_name", "") or ""
+    file = getattr(analysis, "file", "") or ""
+    if project is None or not file:
+        return canonical, raw
+    package = module_name.rsplit(".", 1)[0] if "." in module_name else ""
+    for sibling in _sibling_modules(file, package):
+        if not_production_schema(sibling):
+            continue
+        for summary in project.module_summaries(sibling, file).values():
+            for access in summary.accesses:
+                if access.kind != "write":
+                    continue
+                target = (access.entity, access.field)
+                if any(s.kind in CANONICALIZING_STEP_KINDS or _lowercase_host(s) for s in access.steps):
+                    canonical.add(target)
+                else:
+                    raw.add(target)
+    return canonical, raw
+
+
+def _sibling_modules(file: str, package: str) -> List[str]:
+    prefix = f"{package}." if package else ""
+    names = (os.path.basename(p)[:-3] for p in _sibling_paths(file))
+    return [prefix + n for n in names if n.isidentifier()]
+
+
+def _sibling_paths(file: str) -> List[str]:
+    """The other ``.py`` files of the module's directory (at most ``_MAX_SIBLINGS``)."""
+    if not file:
+        return []
+    directory = os.path.dirname(file)
+    own = os.path.basename(file)
+    try:
+        names = sorted(n for n in os.listdir(directory) if n.endswith(".py") and n not in (own, "__init__.py"))
+    except OSError:
+        return []
+    return [os.path.join(directory, n) for n in names[:_MAX_SIBLINGS]]
 
 
 def _lowercase_host(step: object) -> bool:

@@ -67,9 +67,12 @@ class UniqueFieldNotCanonicalized(Rule):
     duplicate that the unique constraint was meant to prevent.
 
     ## Known problems
-    Only the module that declares the field is inspected: canonicalization done in another
-    module (a service function that lowercases before `create()`) is not seen unless a
-    normalizer is configured for that kind of key. The natural-key and opaque-identifier word
+    Beyond the declaring module, only the modules beside it (same package: services, views,
+    managers) are consulted, for writes: when they store the key only through a canonicalizing
+    step (`create(email=_canonical(email))`) it counts as canonicalized. Validators in forms or
+    serializers, and code in other packages, are not seen unless a normalizer is configured for
+    that kind of key; a module added beside the models later is noticed only when the models
+    file itself is checked again (the results cache keys on the modules it read). The natural-key and opaque-identifier word
     lists are heuristics on names. A rewrite in `save()` counts even when it only strips
     whitespace.
 
