@@ -35,12 +35,8 @@ from keydrift.output import FORMATTERS, ReportContext
 from keydrift.output.progress import Progress
 from keydrift.results import check_cached
 from keydrift.types import Config, Finding
+from keydrift.files import walk as _walk_files
 
-PYTHON_SUFFIXES = (".py", ".pyi")
-# Directories never walked into: tooling state, virtual environments, build output.
-# Hidden directories (.git, .tox, .venv, .keydrift_cache) and any holding a pyvenv.cfg are
-# skipped too.
-SKIPPED_DIRECTORIES = frozenset({"__pycache__", "node_modules", "venv", "build", "dist"})
 STDIN = "-"
 
 
@@ -179,8 +175,26 @@ def check_files(files: Sequence[str], run_config: Config, args: argparse.Namespa
                 findings.extend(_check_one(path, run_config, args))
     finally:
         progress.clear()
+    findings.extend(_project_findings(files, run_config, args))
     findings.sort(key=Finding.sort_key)
     return findings
+
+
+def _project_findings(files: Sequence[str], run_config: Config, args: argparse.Namespace) -> List[Finding]:
+    """The registry's findings (keys stored and looked up across modules) in the files checked."""
+    from keydrift.projectwide import findings_for
+
+    out: List[Finding] = []
+    for path in files:
+        if path == STDIN:
+            continue
+        config = run_config if args.config else _file_config(path, run_config, args)
+        if is_excluded(path, config):
+            continue
+        found = [f for f in findings_for(path, config) if finding_allowed(f, config)]
+        if found:
+            out.extend(apply_noqa(found, read_source(path)))
+    return out
 
 
 def _jobs(args: argparse.Namespace, files: Sequence[str]) -> int:
@@ -476,22 +490,7 @@ def collect_files(paths: Sequence[str], config: Config) -> Tuple[List[str], List
 
 
 def walk(top: str, config: Config) -> Iterator[str]:
-    if is_excluded(top, config):
-        return
-    for directory, subdirectories, names in os.walk(top, onerror=_report_walk_error):
-        subdirectories[:] = sorted(
-            d for d in subdirectories if not _skip_directory(os.path.join(directory, d), config))
-        for name in sorted(names):
-            path = clean_path(os.path.join(directory, name))
-            if name.endswith(PYTHON_SUFFIXES) and not is_excluded(path, config):
-                yield path
-
-
-def _skip_directory(path: str, config: Config) -> bool:
-    name = os.path.basename(path)
-    if name.startswith(".") or name in SKIPPED_DIRECTORIES or name.endswith(".egg-info"):
-        return True
-    return os.path.isfile(os.path.join(path, "pyvenv.cfg")) or is_excluded(path, config)
+    return _walk_files(top, config, _report_walk_error)
 
 
 def _report_walk_error(exc: OSError) -> None:

@@ -50,10 +50,7 @@ def check_source(source: Union[str, bytes], path: str, config: Optional[Config] 
     count("files")
     count("lines", lines)
     with stage("prefilter"):
-        has_database = DATABASE_VOCABULARY.search(text) is not None or _mentions_wrapper(text, config)
-        if not has_database:
-            # a caller that reads and writes only through project helpers has no vocabulary of its own
-            has_database = _imports_database_helpers(text, path, config)
+        has_database = database_relevant(text, path, config)
         if not has_database and not NORMALIZER_VOCABULARY.search(text) and not _mentions_normalizer(text, config):
             return []
     count("files analyzed")
@@ -99,6 +96,15 @@ def _absolute_path(path: str, config: Config) -> str:
     return here
 
 
+def database_relevant(text: str, path: str, config: Config) -> bool:
+    """Whether a module may read or write keys: database vocabulary, a configured wrapper, or
+    an import of a project module whose functions do (a caller that reads and writes only
+    through project helpers has no vocabulary of its own)."""
+    if DATABASE_VOCABULARY.search(text) is not None or _mentions_wrapper(text, config):
+        return True
+    return _imports_database_helpers(text, path, config)
+
+
 def _mentions_wrapper(text: str, config: Config) -> bool:
     """A configured reader/writer wrapper is database vocabulary too."""
     return any(called_name(entry) in text for entry in (*config.readers, *config.writers, *config.tables))
@@ -111,19 +117,24 @@ def _mentions_normalizer(text: str, config: Config) -> bool:
 def _check_text(text: str, source_digest: str, path: str, config: Config, has_database: bool) -> List[Finding]:
     project, file, module_name, is_package = _locate(path, config)
     try:
-        module, _ = project.parse(file, source_digest, text, module_name)
+        module, tree = project.parse(file, source_digest, text, module_name)
     except SourceRejected as exc:
         if exc.beyond_limits:
             return [_file_error(ANALYSIS_ERROR, path, f"could not analyze the file: {exc}")]
         return [_file_error(PARSE_ERROR, path, f"cannot parse the file: {exc}", exc.line)]
     raw: List[RawFinding] = []
-    with stage("analysis"):
-        analysis = analyze(module, path, config, project, module_name, is_package, file)
-        facts = analysis.facts() if has_database else ModuleFacts(module, path, config, analysis.info, analysis=analysis)
-    with stage("rules"):
-        for rule in ALL_RULES:
-            if rule_selected(rule.CODE, config):
-                raw.extend(rule().check(facts))
+    with project.module_frame(module_name, file, source_digest) as deps:
+        with stage("analysis"):
+            analysis = analyze(module, path, config, project, module_name, is_package, file)
+            facts = analysis.facts() if has_database else ModuleFacts(module, path, config, analysis.info,
+                                                                     analysis=analysis)
+        with stage("rules"):
+            for rule in ALL_RULES:
+                if rule_selected(rule.CODE, config):
+                    raw.extend(rule().check(facts))
+    with stage("index"):
+        # the project registry and importers reuse this analysis instead of repeating it
+        project.adopt(module_name, file, source_digest, deps, analysis, tree)
     if not raw:
         return []
     with stage("positions"):

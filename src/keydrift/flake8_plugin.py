@@ -23,6 +23,7 @@ from keydrift.config import (
 )
 from keydrift.noqa import apply_noqa
 from keydrift.output._common import full_message
+from keydrift.projectwide import findings_for
 from keydrift.results import check_cached
 
 _STDIN_NAMES = ("stdin", "-")
@@ -70,8 +71,10 @@ class KeydriftChecker:
         if not stdin and is_excluded(self.filename, config):
             return []
         source = "".join(self.lines)
-        findings = [f for f in check_cached(source, self.filename, config)
-                    if not f.code.startswith("KD9") and finding_allowed(f, config)]
+        found = check_cached(source, self.filename, config)
+        if not stdin:
+            found = found + findings_for(self.filename, config)  # the project registry's findings
+        findings = [f for f in found if not f.code.startswith("KD9") and finding_allowed(f, config)]
         if not self.disable_noqa:
             findings = apply_noqa(findings, source)
         return [(f.line, f.col, full_message(f), type(self)) for f in findings]

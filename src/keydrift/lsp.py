@@ -27,6 +27,7 @@ from keydrift.config import (
 )
 from keydrift.engine import PARSE_ERROR, check_source
 from keydrift.noqa import apply_noqa, noqa_insertion, source_lines  # noqa: F401 - noqa_insertion: API
+from keydrift.projectwide import findings_for
 from keydrift.output._common import bare_message
 from keydrift.types import Config, Finding
 
@@ -55,9 +56,19 @@ def document_findings(text: str, path: str, config: Config) -> List[Finding]:
     (the editor reports those while the user types)."""
     if is_excluded(path, config):
         return []
-    findings = [f for f in check_source(text, path, config)
-                if f.code != PARSE_ERROR and finding_allowed(f, config)]
+    findings = check_source(text, path, config)
+    if _saved(text, path):  # the registry is built from the files on disk: their lines only
+        findings = findings + findings_for(path, config)
+    findings = [f for f in findings if f.code != PARSE_ERROR and finding_allowed(f, config)]
     return apply_noqa(findings, text)
+
+
+def _saved(text: str, path: str) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read() == text.encode("utf-8", "surrogatepass")
+    except OSError:
+        return False
 
 
 # --- positions ------------------------------------------------------------------------------

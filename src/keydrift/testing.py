@@ -44,6 +44,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 
 from keydrift.engine import check_source
 from keydrift.rules._examples import Example
+from keydrift.projectwide import findings_for
 from keydrift.types import Config, Finding
 
 __all__ = [
@@ -328,6 +329,8 @@ def run_case(case_dir: PathLike, config: Optional[Config] = None) -> List[Findin
     findings: List[Finding] = []
     for py in case_files(root):
         findings.extend(check_source(py.read_bytes(), _relative(py, root), config))
+    for py in case_files(root):  # the project registry's findings, once every module is known
+        findings.extend(findings_for(_relative(py, root), config))
     return sorted(findings, key=Finding.sort_key)
 
 

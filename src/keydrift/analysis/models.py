@@ -7,7 +7,7 @@ a SQLAlchemy ``@validates`` method. Lookups that pass the raw value then miss th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
@@ -33,6 +33,8 @@ VALIDATOR_DECORATORS = frozenset({"validates"})
 class Rewrite:
     steps: Tuple[Step, ...]
     by: str  # "User.save()"
+    # the method or receiver that rewrites, for the project registry's locations; never serialized
+    node: Optional[cst.CSTNode] = field(default=None, compare=False, hash=False, repr=False)
 
 
 def _block(node: cst.BaseSuite) -> Sequence[cst.CSTNode]:
@@ -190,7 +192,8 @@ def model_facts(module: cst.Module, rewrites: Dict[Tuple[str, str], Rewrite],
             if sender and len(params) >= 2:
                 owner = "instance" if "instance" in params else params[1]
                 for field_name, steps in _attribute_rewrites(statement, owner):
-                    rewrites[(sender, field_name)] = Rewrite(steps, f"pre_save receiver {statement.name.value}()")
+                    rewrites[(sender, field_name)] = Rewrite(steps, f"pre_save receiver {statement.name.value}()",
+                                                             statement)
 
 
 def _class_facts(cls: cst.ClassDef, rewrites: Dict[Tuple[str, str], Rewrite],
@@ -206,6 +209,6 @@ def _class_facts(cls: cst.ClassDef, rewrites: Dict[Tuple[str, str], Rewrite],
             for field_name, steps in _attribute_rewrites(node, "self"):
                 if node.name.value == "__init__" and not any(s.kind in CONSTRUCTOR_REWRITE_KINDS for s in steps):
                     continue
-                rewrites[(entity, field_name)] = Rewrite(steps, f"{entity}.{node.name.value}()")
+                rewrites[(entity, field_name)] = Rewrite(steps, f"{entity}.{node.name.value}()", node)
         for field_name, steps in _validator_rewrites(node):
-            rewrites[(entity, field_name)] = Rewrite(steps, f"{entity}.{node.name.value}()")
+            rewrites[(entity, field_name)] = Rewrite(steps, f"{entity}.{node.name.value}()", node)

@@ -77,26 +77,32 @@ _COMPOUND_PAIRS = (
 
 def statement_lines(module: cst.Module, tree: ast.Module) -> Dict[int, int]:
     """id(libcst statement) -> its first line, for simple and compound statements."""
-    lines: Dict[int, int] = {}
-    _pair_block(module.body, tree.body, lines)
-    return lines
+    return {key: node.lineno for key, node in statement_nodes(module, tree).items()}
 
 
-def _pair_block(statements: Sequence[cst.CSTNode], nodes: List[ast.stmt], lines: Dict[int, int]) -> None:
+def statement_nodes(module: cst.Module, tree: ast.Module) -> Dict[int, ast.stmt]:
+    """id(libcst statement) -> CPython's statement (line, column and last line for free)."""
+    nodes: Dict[int, ast.stmt] = {}
+    _pair_block(module.body, tree.body, nodes)
+    return nodes
+
+
+def _pair_block(statements: Sequence[cst.CSTNode], nodes: List[ast.stmt], lines: Dict[int, ast.stmt]) -> None:
     index = 0
     for statement in statements:
         if index >= len(nodes):
             return
         if isinstance(statement, cst.SimpleStatementLine):
-            lines[id(statement)] = nodes[index].lineno
-            for small in statement.body:
-                lines[id(small)] = nodes[index].lineno
+            lines[id(statement)] = nodes[index]
+            for offset, small in enumerate(statement.body):
+                if index + offset < len(nodes):
+                    lines[id(small)] = nodes[index + offset]
             index += len(statement.body)
             continue
         node = nodes[index]
         if not _same_kind(statement, node):
             return  # the trees disagree: leave the rest without lines rather than guess
-        lines[id(statement)] = node.lineno
+        lines[id(statement)] = node
         _pair_children(statement, node, lines)
         index += 1
 
@@ -114,20 +120,20 @@ def _same_kind(statement: cst.CSTNode, node: ast.stmt) -> bool:
     return False
 
 
-def _pair_suite(suite: cst.BaseSuite, nodes: List[ast.stmt], lines: Dict[int, int]) -> None:
+def _pair_suite(suite: cst.BaseSuite, nodes: List[ast.stmt], lines: Dict[int, ast.stmt]) -> None:
     if isinstance(suite, cst.IndentedBlock):
         _pair_block(suite.body, nodes, lines)
     elif isinstance(suite, cst.SimpleStatementSuite):
         for small, node in zip(suite.body, nodes):
-            lines[id(small)] = node.lineno
+            lines[id(small)] = node
 
 
-def _pair_children(statement: cst.CSTNode, node: Any, lines: Dict[int, int]) -> None:
+def _pair_children(statement: cst.CSTNode, node: Any, lines: Dict[int, ast.stmt]) -> None:
     if not isinstance(statement, cst.Match):
         _pair_suite(statement.body, node.body, lines)  # type: ignore[attr-defined]
     if isinstance(statement, cst.If):
         if isinstance(statement.orelse, cst.If) and node.orelse and isinstance(node.orelse[0], ast.If):
-            lines[id(statement.orelse)] = node.orelse[0].lineno
+            lines[id(statement.orelse)] = node.orelse[0]
             _pair_children(statement.orelse, node.orelse[0], lines)
         elif isinstance(statement.orelse, cst.Else):
             _pair_suite(statement.orelse.body, node.orelse, lines)

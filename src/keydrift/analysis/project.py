@@ -27,6 +27,7 @@ from keydrift.analysis.gating import reduced_source
 from keydrift.analysis.models import Rewrite
 from keydrift.analysis.parsing import SourceRejected, parse_both
 from keydrift.analysis.positions import statement_lines
+from keydrift.analysis.registry import EMPTY_KEYS, ModuleKeys, keys_from_json, keys_to_json, module_keys
 from keydrift.analysis.summaries import FunctionSummary, SummaryAccess, from_json, to_json
 from keydrift.source import SourceError
 from keydrift.timing import count, stage
@@ -171,6 +172,47 @@ class ProjectIndex:
         path = self.path_for(module_name, near) if module_name else None
         if path is None:
             return EMPTY_EXPORT
+        return self._export_at(module_name, path)
+
+    def export_for_file(self, path: str) -> "ModuleExport":
+        """The export of the module in ``path`` (a file under the project root), by its own name."""
+        path = os.path.normpath(os.path.abspath(path))
+        module_name, _ = module_name_for(path, self.root)
+        return self._export_at(module_name, path)
+
+    @contextmanager
+    def module_frame(self, module_name: str, path: str, digest: str) -> Iterator[Dict[str, str]]:
+        """Analyzing a checked module in the block: the modules it consults are recorded as its
+        dependencies, as when the index builds it (see ``adopt``)."""
+        path = os.path.normpath(os.path.abspath(path))
+        self.building.append((module_name, {path: digest}))
+        try:
+            yield self.building[-1][1]
+        finally:
+            self.building.pop()
+
+    def adopt(self, module_name: str, path: str, digest: str, deps: Dict[str, str], analysis: Any,
+              tree: ast.Module) -> None:
+        """Keep the export of a module the engine has just checked: the registry and importers
+        reuse it instead of analyzing the module a second time."""
+        path = os.path.normpath(os.path.abspath(path))
+        known = self.modules.get(path)
+        if known is not None and known[0].get(path) == digest:
+            return
+        if self.file_hash(path) != digest:
+            return  # the text checked is not the file on disk (an editor buffer, stdin)
+        try:
+            export = _export_of(analysis, tree, path, os.path.relpath(path, self.root).replace(os.sep, "/"))
+        except RecursionError:
+            return
+        self.modules[path] = (dict(deps), export)
+        self.cache.store(self._export_key(digest, module_name),
+                         {"module": module_name, "deps": dict(deps), **export.to_json()})
+
+    def _export_key(self, digest: str, module_name: str) -> str:
+        return _digest(f"{digest}:{self.config_key}:{module_name}".encode())
+
+    def _export_at(self, module_name: str, path: str) -> "ModuleExport":
         digest = self.file_hash(path)
         if self.building:
             self.building[-1][1][path] = digest or ""
@@ -189,7 +231,7 @@ class ProjectIndex:
         return export
 
     def _load_or_build(self, module_name: str, path: str, digest: str) -> Tuple[Dict[str, str], "ModuleExport"]:
-        key = _digest(f"{digest}:{self.config_key}:{module_name}".encode())
+        key = self._export_key(digest, module_name)
         cached = self.cache.load(key)
         if cached is not None and self._dependencies_unchanged(cached.get("deps", {})):
             try:
@@ -231,17 +273,27 @@ class ProjectIndex:
         relative = os.path.relpath(path, self.root).replace(os.sep, "/")
         analysis = ModuleAnalysis(module, relative, self.config, self, module_name,
                                   os.path.basename(path) == "__init__.py", path)
-        summaries = {}
-        for name in analysis.units:
-            try:
-                summary = analysis.summary(name)
-            except RecursionError:
-                summary = None
-            if summary is not None:  # even an empty one: callers need its parameters
-                summaries[name] = summary
-        return ModuleExport(_with_locations(module, tree, analysis.statement_of, os.path.abspath(path), summaries),
-                            dict(analysis.info.rewrites), dict(analysis.info.field_absorbs),
-                            dict(analysis.info.primary_keys), set(analysis.info.validation_models))
+        return _export_of(analysis, tree, path, relative)
+
+
+def _export_of(analysis: Any, tree: ast.Module, path: str, relative: str) -> "ModuleExport":
+    """What a module exports, from its analysis: summaries of every function, the models' key
+    facts, and its registry facts."""
+    summaries = {}
+    for name in analysis.units:
+        try:
+            summary = analysis.summary(name)
+        except RecursionError:
+            summary = None
+        if summary is not None:  # even an empty one: callers need its parameters
+            summaries[name] = summary
+    try:
+        keys = module_keys(analysis, tree, relative)
+    except RecursionError:
+        keys = EMPTY_KEYS
+    return ModuleExport(_with_locations(analysis.module, tree, analysis.statement_of, os.path.abspath(path), summaries),
+                        dict(analysis.info.rewrites), dict(analysis.info.field_absorbs),
+                        dict(analysis.info.primary_keys), set(analysis.info.validation_models), keys)
 
 
 @dataclass(frozen=True)
@@ -252,9 +304,11 @@ class ModuleExport:
     # model class -> its declared primary key field; classes that validate and coerce (pydantic)
     primary_keys: Dict[str, str] = field(default_factory=dict)
     validation_models: Set[str] = field(default_factory=set)
+    keys: ModuleKeys = EMPTY_KEYS  # what the module contributes to the project registry
 
     def to_json(self) -> Dict[str, Any]:
         return {
+            "keys": keys_to_json(self.keys),
             "primary_keys": self.primary_keys,
             "validation_models": sorted(self.validation_models),
             "summaries": {name: to_json(s) for name, s in self.summaries.items()},
@@ -272,6 +326,7 @@ class ModuleExport:
             {(str(e), str(f)): frozenset(str(k) for k in kinds) for e, f, kinds in data["absorbs"]},
             {str(k): str(v) for k, v in data.get("primary_keys", {}).items()},
             {str(n) for n in data.get("validation_models", ())},
+            keys_from_json(data["keys"]),
         )
 
 

@@ -18,6 +18,9 @@ from keydrift.rules.kd104_key_transformed_differently import KeyTransformedDiffe
 from keydrift.rules.kd105_lookup_differs_from_defaults import LookupDiffersFromDefaults
 from keydrift.rules.kd106_key_reassigned_after_lookup import KeyReassignedAfterLookup
 from keydrift.rules.kd107_key_rewritten_on_save import KeyRewrittenOnSave
+from keydrift.rules.kd108_lookup_differs_from_stored_form import LookupDiffersFromStoredForm
+from keydrift.rules.kd109_lookups_disagree import LookupsDisagree
+from keydrift.rules.kd110_writes_disagree import WritesDisagree
 from keydrift.rules.kd201_normalizer_outside_boundary import NormalizerOutsideBoundary
 from keydrift.rules.kd202_adhoc_key_normalization import AdHocKeyNormalization
 from keydrift.rules.kd203_divergent_normalizations import DivergentNormalizations
@@ -41,6 +44,9 @@ ALL_RULES: Tuple[Type[Rule], ...] = (
     LookupDiffersFromDefaults,
     KeyReassignedAfterLookup,
     KeyRewrittenOnSave,
+    LookupDiffersFromStoredForm,
+    LookupsDisagree,
+    WritesDisagree,
     NormalizerOutsideBoundary,
     AdHocKeyNormalization,
     DivergentNormalizations,
@@ -56,6 +62,9 @@ ALL_RULES: Tuple[Type[Rule], ...] = (
     FileNotParsed,
     FileNotAnalyzed,
 )
+
+# Rules that read the project-wide key registry (keydrift.projectwide) rather than one module.
+REGISTRY_RULES: Tuple[Type[Rule], ...] = (LookupDiffersFromStoredForm, LookupsDisagree, WritesDisagree)
 
 RULES_BY_CODE: Dict[str, Type[Rule]] = {rule.CODE: rule for rule in ALL_RULES}
 

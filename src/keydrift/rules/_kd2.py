@@ -31,13 +31,26 @@ def in_test_code(facts: object) -> bool:
     return is_test_module(module_name_of(getattr(facts, "path", ""), config))
 
 
-def steps_in_mismatches(facts: object) -> Set[int]:
-    """Step nodes that a KD1 finding already reports: KD2 stays silent about them."""
-    seen: Set[int] = set()
+def steps_in_mismatches(facts: object) -> Set[Tuple[str, int]]:
+    """(entity, step node) pairs that a KD1 finding already reports.
+
+    The KD2 policy: zero-config, a normalization that is part of a KD1 finding on the same
+    entity is KD1's (one finding per root cause), while the same normalization reaching another
+    entity's key is still KD2's. With a configured boundary the user has declared where
+    normalization lives: every normalization outside it is KD2, also at a KD1 site, so nothing
+    is left to KD1."""
+    config = getattr(facts, "config", None)
+    if config is not None and getattr(config, "boundary", ()):
+        return set()
+    seen: Set[Tuple[str, int]] = set()
     for m in getattr(facts, "mismatches", ()):
         for access in (m.read, m.write):
-            seen.update(id(s.node) for s in access.value.steps if s.node is not None)
+            seen.update((access.entity, id(s.node)) for s in access.value.steps if s.node is not None)
     return seen
+
+
+def reported_by_kd1(in_kd1: Set[Tuple[str, int]], access: KeyAccess, step: Step) -> bool:
+    return (access.entity, id(step.node)) in in_kd1
 
 
 def key_fields(facts: object) -> Set[Tuple[str, str]]:

@@ -14,7 +14,8 @@ from keydrift.analysis.values import dotted_name
 from keydrift.rules._base import Rule
 from keydrift.rules._examples import Invalid, Valid
 from keydrift.rules._kd2 import (
-    NORMALIZER_CALLS, callee_name, in_test_code, is_function_call, normalization_sites, steps_in_mismatches,
+    NORMALIZER_CALLS, callee_name, in_test_code, is_function_call, normalization_sites, reported_by_kd1,
+    steps_in_mismatches,
 )
 
 
@@ -40,8 +41,11 @@ class NormalizerOutsideBoundary(Rule):
 
     ## Known problems
     Without configuration the rule only speaks when it can tell the boundary (the entity's model
-    is defined in the project) and the normalized value reaches a key. Calls that are part of a
-    KD1 finding are reported there instead. Test code (a `tests`/`test`/`testing` package,
+    is defined in the project) and the normalized value reaches a key. The policy with KD1:
+    zero-config, a call that is part of a KD1 finding on the same entity is reported there
+    (one finding per root cause; the same call reaching another entity's key is still KD201);
+    with a configured `boundary` every call outside it is KD201, also at a KD1 site, since the
+    user declared where normalization lives. Test code (a `tests`/`test`/`testing` package,
     `test_*.py`, `*_tests.py`, `tests.py`, `conftest.py`) is not inspected: tests normalize by
     hand to build fixtures and expected values.
 
@@ -112,9 +116,11 @@ class NormalizerOutsideBoundary(Rule):
         if analysis is None or in_test_code(facts):
             return
         boundary = Boundary(analysis)
-        reported: Set[int] = steps_in_mismatches(facts)
+        in_kd1 = steps_in_mismatches(facts)
+        reported: Set[int] = set()
         for access, step in normalization_sites(facts):
-            if step.kind not in NORMALIZER_CALLS or not is_function_call(step) or id(step.node) in reported:
+            if step.kind not in NORMALIZER_CALLS or not is_function_call(step) or id(step.node) in reported \
+                    or reported_by_kd1(in_kd1, access, step):
                 continue
             name = callee_name(step)
             if not name or self._own_module(analysis, name):

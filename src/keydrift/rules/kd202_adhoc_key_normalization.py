@@ -9,7 +9,7 @@ from keydrift.analysis.facts import KeyAccess, RawFinding, RawFix, Step
 from keydrift.rules._base import Rule
 from keydrift.rules._examples import Invalid, Valid
 from keydrift.rules._kd2 import (
-    NORMALIZER_CALLS, in_test_code, is_function_call, normalization_sites, steps_in_mismatches,
+    NORMALIZER_CALLS, in_test_code, is_function_call, normalization_sites, reported_by_kd1, steps_in_mismatches,
 )
 
 _MODELS = """
@@ -44,8 +44,10 @@ class AdHocKeyNormalization(Rule):
 
     ## Known problems
     Only reported when a boundary is configured: without one, normalizing a key once before both
-    its read and its write is a reasonable local choice. Normalizations that are part of a KD1
-    finding are reported there instead. Test code (a `tests`/`test`/`testing` package,
+    its read and its write is a reasonable local choice — unless another entry point of the
+    project stores or looks up that key in another form, which the registry reports (KD108,
+    KD110). With a boundary configured, every normalization outside it is KD202, also one that
+    is part of a KD1 finding (the user declared where normalization lives). Test code (a `tests`/`test`/`testing` package,
     `test_*.py`, `*_tests.py`, `tests.py`, `conftest.py`) is not inspected: tests normalize by
     hand to build fixtures and expected values.
 
@@ -95,10 +97,11 @@ class AdHocKeyNormalization(Rule):
         boundary = Boundary(analysis)
         if boundary.inside(""):
             return
-        reported: Set[int] = steps_in_mismatches(facts)
+        in_kd1 = steps_in_mismatches(facts)
+        reported: Set[int] = set()
         by_value: Dict[int, Tuple[KeyAccess, List[Step]]] = {}
         for access, step in normalization_sites(facts):
-            if (step.kind in NORMALIZER_CALLS and is_function_call(step)) or id(step.node) in reported:
+            if (step.kind in NORMALIZER_CALLS and is_function_call(step)) or reported_by_kd1(in_kd1, access, step):
                 continue
             by_value.setdefault(id(access.value), (access, []))[1].append(step)
         for access, steps in by_value.values():

@@ -5,11 +5,14 @@ from __future__ import annotations
 from typing import Dict, Iterator, List, Set, Tuple
 
 from keydrift.analysis.facts import KeyAccess, RawFinding, Step
+from keydrift.analysis.boundary import Boundary
 from keydrift.analysis.pairing import canonical_step
 from keydrift.analysis.positions import line_ref
 from keydrift.rules._base import Rule
 from keydrift.rules._examples import Invalid, Valid
-from keydrift.rules._kd2 import in_test_code, normalization_sites, reaching_steps, steps_in_mismatches
+from keydrift.rules._kd2 import (
+    in_test_code, normalization_sites, reaching_steps, reported_by_kd1, steps_in_mismatches,
+)
 
 Signature = Tuple[Tuple[str, str], ...]
 
@@ -27,8 +30,10 @@ class DivergentNormalizations(Rule):
     one path are then invisible to lookups through the other.
 
     ## Known problems
-    Sites are compared within one module. Two normalizations inside one function are KD104, and
-    a normalization that is part of another KD1 finding is reported there. Test code (a
+    Sites are compared within one module. Two normalizations inside one function are KD104;
+    zero-config, a normalization that is part of a KD1 finding on the same entity is reported
+    there. With a configured boundary, a module outside it gets KD201/KD202 at each site
+    instead (one finding per root cause). Test code (a
     `tests`/`test`/`testing` package, `test_*.py`, `*_tests.py`, `tests.py`, `conftest.py`) is
     not inspected: tests normalize by hand to build fixtures and expected values.
     """
@@ -57,13 +62,13 @@ class DivergentNormalizations(Rule):
     )
 
     def check(self, facts: object) -> Iterator[RawFinding]:
-        if in_test_code(facts):
+        if in_test_code(facts) or _outside_configured_boundary(facts):
             return
         sites: Dict[Tuple[str, str], Dict[Signature, List[Tuple[KeyAccess, Step]]]] = {}
         in_kd1 = steps_in_mismatches(facts)
         seen: Set[int] = set()
         for access, step in normalization_sites(facts):
-            if id(step.node) in in_kd1 or id(access.value) in seen:
+            if reported_by_kd1(in_kd1, access, step) or id(access.value) in seen:
                 continue  # KD1 reports this normalization already; one site per value
             signature = _signature(access)
             if signature:
@@ -92,6 +97,15 @@ class DivergentNormalizations(Rule):
             related=((other_step.node, f"normalized with {_text(other_signature)}"),),
             fingerprint=(self.CODE, entity, field, _text(signature), access.function),
         )
+
+
+def _outside_configured_boundary(facts: object) -> bool:
+    """With a configured boundary, each normalization of a module outside it is already KD201
+    or KD202: their divergence is the same root cause, reported once."""
+    analysis = getattr(facts, "analysis", None)
+    if analysis is None or not analysis.config.boundary:
+        return False
+    return Boundary(analysis).inside("") is False
 
 
 def _signature(access: KeyAccess) -> Signature:

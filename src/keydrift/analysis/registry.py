@@ -1,0 +1,436 @@
+"""The project-wide key registry: every read and write of every ``entity.field`` in the project.
+
+Each module contributes typed, serializable facts (``ModuleKeys``): one ``KeyUse`` per key access
+its functions make — their own and those imported from the helpers they call — with the value's
+transformation steps and provenance (the function, the helper chain, the concrete origin), and
+what its model classes do to keys on their own (``save()`` overrides, receivers, validators,
+case-insensitive columns). The facts of a module are computed from its source and the summaries
+of its imports alone, so the project index caches them on disk by content hash, next to the
+summaries (``analysis/project.py``).
+
+``Registry`` assembles the facts of every module into one ``KeyRecord`` per entity and field:
+the *lookups* of the key and its *stored form* (the evidence of every write and model rewrite).
+The KD108-KD110 rules read it (see docs/design.md, "Project-wide key registry").
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from keydrift.analysis.facts import (
+    CASE, CALL, FETCH, FORMAT, IDNA, LOOKUP, NORMALIZER, REDERIVED, SLASH, SLUG, UNICODE, URL, WHITESPACE,
+    WRITE, KeyAccess, Step,
+)
+from keydrift.analysis.pairing import canonical_step
+from keydrift.analysis.positions import statement_nodes
+from keydrift.analysis.summaries import parameter_of
+
+# Step kinds that canonicalize a key (the same input always gives the same stored form); other
+# kinds (an unknown call, an f-string, a field of a fetch result, URL surgery) make a value's form
+# unknowable, and such a use is left out of the registry's comparisons.
+CANONICALIZING = frozenset({CASE, WHITESPACE, SLASH, UNICODE, IDNA, SLUG, NORMALIZER})
+OPAQUE = frozenset({CALL, FORMAT, REDERIVED, FETCH, URL})
+
+# Fields that identify a record without being a value someone types: never a natural key.
+_SURROGATE_FIELD = re.compile(r"^(?:id|pk|uuid|guid)$|_(?:id|pk|uuid)$|__(?:id|pk)$")
+# Roots of origins that are what a client or a file sent (request data, a parsed body, a form).
+_INPUT_ROOTS = frozenset({
+    "request", "req", "body", "payload", "data", "params", "args", "form", "cleaned_data", "json",
+    "query", "kwargs", "content", "message", "msg", "event", "options", "opts", "row", "record",
+    "item", "entry", "line", "fields", "values", "POST", "GET", "environ", "argv", "headers",
+})
+_CONFIG_ROOTS = frozenset({"settings", "config", "conf", "cfg", "CONFIG", "SETTINGS", "environ", "app_config"})
+# Attributes of these are records the database gave back (``request.user.email``).
+_RECORD_PATHS = ("request.user.", "self.request.user.", "self.user.", "self.instance.", "self.object.")
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+class Origin(str, enum.Enum):
+    """Where a key value comes from, as far as one function can tell."""
+
+    CONSTANT = "constant"  # a literal: the same key everywhere
+    PARAMETER = "parameter"  # the enclosing function's parameter: its callers say more
+    INPUT = "input"  # request, form or body data, a parsed file's field
+    CONFIG = "config"  # a configuration value
+    RECORD = "record"  # a field of a record the database gave back: already in stored form
+    LOCAL = "local"  # any other value computed in the function
+
+
+@dataclass(frozen=True)
+class Site:
+    """A place in the project: the file relative to the project root, and the statement."""
+
+    path: str
+    line: int
+    col: int = 0
+    end_line: int = 0
+
+    def text(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+@dataclass(frozen=True)
+class KeyUse:
+    """One read or write of ``entity.field`` seen from one function (helpers' included)."""
+
+    kind: str  # READ or WRITE
+    role: str  # LOOKUP, STORE, DEFAULTS
+    entity: str
+    field: str
+    steps: Tuple[Step, ...]  # transformations of the value on its way to the key
+    absorbs: FrozenSet[str]  # step kinds the database ignores when comparing (``__iexact``)
+    origin: Origin
+    origin_text: str  # "request.POST['email']", a parameter name, ...
+    value_text: str  # the expression as written at the access (or the call)
+    function: str  # qualified inside its module: "AuthHandler.add_threepid", "<module>"
+    site: Site  # the statement in ``function``: the access itself, or the call to a helper
+    chain: Tuple[Tuple[str, str], ...] = ()  # helpers passed through: ("save_user()", "app/repo.py:40")
+    rewritten_by: str = ""  # "User.save()" when the model rewrote the value as it was stored
+    via: str = ""  # the database call, shortened
+    # the value comes from a parameter (``request.POST["email"]`` too): a caller's use of the
+    # same access, if the project has one, is the outermost and makes this one redundant
+    forwarded: bool = False
+
+    @property
+    def own_steps(self) -> bool:
+        return bool(self.steps)
+
+
+@dataclass(frozen=True)
+class ModelRewrite:
+    """A model's own rewriting of a key whenever a record is saved (``save()``, receivers...)."""
+
+    entity: str
+    field: str
+    steps: Tuple[Step, ...]
+    by: str  # "User.save()"
+    site: Site
+
+
+@dataclass(frozen=True)
+class ModuleKeys:
+    """Everything one module contributes to the registry (plain data: cached as JSON)."""
+
+    path: str  # relative to the project root
+    uses: Tuple[KeyUse, ...] = ()
+    rewrites: Tuple[ModelRewrite, ...] = ()
+    absorbs: Tuple[Tuple[str, str, FrozenSet[str]], ...] = ()  # (entity, field, kinds): CITEXT columns
+
+
+EMPTY_KEYS = ModuleKeys("")
+
+
+# -- building a module's facts --------------------------------------------------------------
+
+def module_keys(analysis: Any, tree: ast.Module, path: str) -> ModuleKeys:
+    """The registry facts of an analyzed module (``ModuleAnalysis``), its walkers already run or
+    run here. ``path`` is the module's file relative to the project root."""
+    nodes = statement_nodes(analysis.module, tree)
+    uses: List[KeyUse] = []
+    names = ["<module>", *analysis.units]
+    for name in names:
+        walker = analysis.walker(name)
+        params = analysis.units[name].params if name in analysis.units else ()
+        seen = set()
+        for access in walker.accesses:
+            use = _use(access, name, params, path, nodes, analysis.statement_of)
+            if use is not None and use not in seen:
+                seen.add(use)
+                uses.append(use)
+    rewrites = tuple(
+        ModelRewrite(entity, name, tuple(Step(s.kind, s.label) for s in r.steps), r.by,
+                     _site_of(r.node, path, nodes))
+        for (entity, name), r in analysis.info.rewrites.items())
+    absorbs = tuple((entity, name, kinds) for (entity, name), kinds in analysis.info.field_absorbs.items())
+    return ModuleKeys(path, tuple(uses), rewrites, absorbs)
+
+
+def _site_of(node: Optional[cst.CSTNode], path: str, nodes: Dict[int, ast.stmt]) -> Site:
+    statement = nodes.get(id(node)) if node is not None else None
+    if statement is None:
+        return Site(path, 1)
+    return Site(path, statement.lineno, statement.col_offset, getattr(statement, "end_lineno", None) or statement.lineno)
+
+
+def _use(access: KeyAccess, function: str, params: Tuple[str, ...], path: str, nodes: Dict[int, ast.stmt],
+         statement_of: Dict[int, cst.CSTNode]) -> Optional[KeyUse]:
+    if not access.entity or not access.field or access.field == "*" or is_surrogate(access.field):
+        return None
+    statement = statement_of.get(id(access.node))
+    if statement is None or id(statement) not in nodes:
+        return None
+    origin, origin_text = classify(access.value.origins, params)
+    return KeyUse(
+        access.kind, access.role, access.entity, access.field,
+        tuple(Step(s.kind, s.label) for s in access.value.steps), access.absorbs, origin, origin_text,
+        access.value.text, function, _site_of(statement, path, nodes),
+        tuple((what, where) for what, where in access.trace), access.rewritten_by, access.via,
+        parameter_of(access.value, params) is not None)
+
+
+def is_surrogate(field_name: str) -> bool:
+    return bool(_SURROGATE_FIELD.search(field_name))
+
+
+_PREFERENCE = (Origin.INPUT, Origin.CONFIG, Origin.LOCAL, Origin.RECORD, Origin.PARAMETER)
+
+
+def classify(origins: Iterable[str], params: Tuple[str, ...]) -> Tuple[Origin, str]:
+    """The most concrete origin of a value, and its text."""
+    best: Optional[Tuple[int, Origin, str]] = None
+    for text in sorted(origins):
+        kind = _classify_one(text, params)
+        rank = _PREFERENCE.index(kind)
+        if best is None or rank < best[0]:
+            best = (rank, kind, text)
+    if best is None:
+        return Origin.CONSTANT, ""
+    return best[1], best[2]
+
+
+_ATTRIBUTE_CHAIN = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
+
+
+def _classify_one(text: str, params: Tuple[str, ...]) -> Origin:
+    if text.startswith(_RECORD_PATHS):
+        return Origin.RECORD  # ``request.user.email``: the logged-in user's row
+    if _ATTRIBUTE_CHAIN.match(text) and text.split(".", 1)[0] in params:
+        return Origin.PARAMETER  # ``email``, ``user.email``: what the callers pass decides
+    names = _NAME.findall(text)
+    if not names:
+        return Origin.LOCAL
+    parts = names[1:] if names[0] in ("self", "cls") and len(names) > 1 else names
+    if parts[0] in _CONFIG_ROOTS or "config" in parts[:2]:
+        return Origin.CONFIG
+    if any(p in _INPUT_ROOTS for p in parts[:3]):
+        return Origin.INPUT
+    if "[" not in text and "(" not in text and len(names) >= 2:
+        return Origin.RECORD  # ``user.email``: an attribute of an object the function holds
+    return Origin.LOCAL
+
+
+# -- serialization --------------------------------------------------------------------------
+
+def _steps_json(steps: Sequence[Step]) -> List[List[str]]:
+    return [[s.kind, s.label] for s in steps]
+
+
+def _steps_from(data: Sequence[Sequence[str]]) -> Tuple[Step, ...]:
+    return tuple(Step(str(k), str(l)) for k, l in data)
+
+
+def _site_json(site: Site) -> List[Any]:
+    return [site.path, site.line, site.col, site.end_line]
+
+
+def _site_from(data: Sequence[Any]) -> Site:
+    return Site(str(data[0]), int(data[1]), int(data[2]), int(data[3]))
+
+
+def keys_to_json(keys: ModuleKeys) -> Dict[str, Any]:
+    return {
+        "path": keys.path,
+        "uses": [[u.kind, u.role, u.entity, u.field, _steps_json(u.steps), sorted(u.absorbs), u.origin.value,
+                  u.origin_text, u.value_text, u.function, _site_json(u.site), [list(c) for c in u.chain],
+                  u.rewritten_by, u.via, u.forwarded] for u in keys.uses],
+        "rewrites": [[r.entity, r.field, _steps_json(r.steps), r.by, _site_json(r.site)] for r in keys.rewrites],
+        "absorbs": [[e, f, sorted(k)] for e, f, k in keys.absorbs],
+    }
+
+
+def keys_from_json(data: Dict[str, Any]) -> ModuleKeys:
+    uses = tuple(KeyUse(
+        str(kind), str(role), str(entity), str(name), _steps_from(steps), frozenset(str(a) for a in absorbs),
+        Origin(origin), str(origin_text), str(value_text), str(function), _site_from(site),
+        tuple((str(w), str(p)) for w, p in chain), str(rewritten_by), str(via), bool(forwarded))
+        for kind, role, entity, name, steps, absorbs, origin, origin_text, value_text, function, site, chain,
+        rewritten_by, via, forwarded in data["uses"])
+    rewrites = tuple(ModelRewrite(str(e), str(f), _steps_from(s), str(by), _site_from(site))
+                     for e, f, s, by, site in data["rewrites"])
+    absorbs = tuple((str(e), str(f), frozenset(str(k) for k in kinds)) for e, f, kinds in data["absorbs"])
+    return ModuleKeys(str(data["path"]), uses, rewrites, absorbs)
+
+
+# -- the registry -----------------------------------------------------------------------------
+
+Form = FrozenSet[Tuple[str, str]]  # canonical steps, order ignored: strip().lower() == lower().strip()
+
+
+def form_of(steps: Sequence[Step], absorbs: FrozenSet[str] = frozenset()) -> Optional[Form]:
+    """The stored or looked-up form a value has: its canonical steps, without the kinds the
+    comparison absorbs; None when a step makes the form unknowable."""
+    if any(s.kind in OPAQUE or s.kind not in CANONICALIZING for s in steps):
+        return None
+    return frozenset(canonical_step(s) for s in steps if s.kind not in absorbs)
+
+
+def forms_disagree(first: Form, second: Form) -> bool:
+    """Whether two forms give different keys for some input. Two different named normalizers
+    (or one and a built-in step) may do the same thing inside: only a raw side against a
+    canonical one, or built-in steps against other built-in steps, are known to differ."""
+    if first == second:
+        return False
+    if not first or not second:
+        return True
+    return not any(kind == NORMALIZER for kind, _ in first | second)
+
+
+def describe(form: Form) -> str:
+    if not form:
+        return "as given"
+    labels = sorted(label for _, label in form)
+    words = {"lower": "lowercased", "casefold": "casefolded", "upper": "uppercased", "strip": "stripped"}
+    return " and ".join(words.get(l, f"through {l}()" if not l.endswith(")") else f"through {l}") for l in labels)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """How one write (or the model itself) stores the key."""
+
+    steps: Tuple[Step, ...]
+    by: str  # the function or model method that decides the form
+    site: Site
+    use: Optional[KeyUse] = None  # None for a model rewrite
+
+
+@dataclass
+class KeyRecord:
+    """Every use of one ``entity.field`` in the project."""
+
+    entity: str
+    field: str
+    lookups: List[KeyUse] = field(default_factory=list)
+    writes: List[KeyUse] = field(default_factory=list)
+    rewrites: List[ModelRewrite] = field(default_factory=list)
+    absorbs: FrozenSet[str] = frozenset()
+
+    def target(self) -> str:
+        return f"{self.entity}.{self.field}"
+
+
+class Registry:
+    """The facts of every module of one project, grouped by entity and field."""
+
+    def __init__(self, modules: Iterable[ModuleKeys], root: str = "") -> None:
+        self.root = root  # the project root the sites' paths are relative to
+        self.records: Dict[Tuple[str, str], KeyRecord] = {}
+        rewrites: Dict[Tuple[str, str], List[ModelRewrite]] = defaultdict(list)
+        for keys in modules:
+            for use in keys.uses:
+                record = self._record(use.entity, use.field)
+                # the WHERE of an UPDATE or DELETE selects rows by the key: a lookup, not a store
+                stores = use.kind == WRITE and use.role != LOOKUP
+                (record.writes if stores else record.lookups).append(use)
+            for rewrite in keys.rewrites:
+                rewrites[(rewrite.entity, rewrite.field)].append(rewrite)
+            for entity, name, kinds in keys.absorbs:
+                record = self._record(entity, name)
+                record.absorbs = record.absorbs | kinds
+        for (entity, name), found in rewrites.items():
+            if len({tuple(r.steps) for r in found}) == 1:  # two models of one name that disagree: unknown
+                self._record(entity, name).rewrites.extend(found)
+        for record in self.records.values():
+            record.writes = _outermost(record.writes)
+            record.lookups = _outermost(record.lookups)
+
+    def _record(self, entity: str, name: str) -> KeyRecord:
+        key = (entity, name)
+        if key not in self.records:
+            self.records[key] = KeyRecord(entity, name)
+        return self.records[key]
+
+
+def _outermost(uses: List[KeyUse]) -> List[KeyUse]:
+    """Drop a use whose value is a parameter when a caller's use of the same access exists: the
+    caller's use carries the concrete origin and every step on the way."""
+    forwarded = set()
+    by_chain = defaultdict(list)
+    for use in uses:
+        by_chain[(use.kind, use.role, use.chain[1:] if use.chain else None)].append(use)
+    for use in uses:
+        if not use.forwarded:
+            continue
+        for caller in by_chain.get((use.kind, use.role, use.chain), ()):
+            if caller is use or not caller.chain:
+                continue
+            where = caller.chain[0][1]
+            if (where and where.endswith(f"{use.site.path}:{use.site.line}")) or \
+                    (not where and caller.site.path == use.site.path):
+                forwarded.add(use)
+                break
+    return [u for u in uses if u not in forwarded]
+
+
+def opaque_origin(use: KeyUse) -> bool:
+    """A value made by a call the analysis cannot see into (``secrets.token_hex(4)``,
+    ``email.split("@")[0]``): its form is unknown. ``data.get("email")`` is data, not a call."""
+    return "(" in use.origin_text.replace(".get(", "[")
+
+
+def evidence(record: KeyRecord) -> List[Evidence]:
+    """What decides the stored form: each write whose form is known, and the model's rewrites.
+    A write of a parameter tells nothing unless the function transforms it itself."""
+    found = []
+    for use in record.writes:
+        if use.origin is Origin.CONSTANT or (use.origin is Origin.PARAMETER and not use.steps) or opaque_origin(use):
+            continue
+        if form_of(use.steps) is not None:
+            found.append(Evidence(use.steps, use.rewritten_by or use.function, use.site, use))
+    for rewrite in record.rewrites:
+        if form_of(rewrite.steps):
+            found.append(Evidence(rewrite.steps, rewrite.by, rewrite.site))
+    return found
+
+
+def reportable_lookup(use: KeyUse) -> bool:
+    """A lookup whose value has a concrete origin (or is transformed right there) and a known form."""
+    if use.origin in (Origin.CONSTANT, Origin.RECORD):
+        return False
+    if (use.origin is Origin.PARAMETER and not use.steps) or opaque_origin(use):
+        return False
+    return form_of(use.steps) is not None
+
+
+def elsewhere(first: Site, second: Site) -> bool:
+    """The registry rules compare uses in different modules: two forms of one key inside one
+    module are KD203's (and inside one function KD101-KD107's)."""
+    return first.path != second.path
+
+
+@dataclass(frozen=True)
+class ProjectFinding:
+    """A finding the registry's rules make: located by ``Site`` (no syntax tree needed)."""
+
+    code: str
+    message: str
+    site: Site
+    related: Tuple[Tuple[Site, str], ...] = ()
+    fingerprint: Tuple[str, ...] = ()
+
+
+def same_function(first: KeyUse, second: KeyUse) -> bool:
+    return first.function == second.function and first.site.path == second.site.path
+
+
+def stored_form(record: KeyRecord, absorbs: FrozenSet[str], near: Optional[Site] = None) -> Optional[Tuple[Form, Evidence]]:
+    """The one form every write (or the model's own rewrite) stores the key in, with the evidence
+    to name; None when nothing is known or the writes disagree (KD110's business). With
+    ``near``, only the evidence in other modules counts."""
+    found = [e for e in evidence(record) if elsewhere(e.site, near)] if near is not None else evidence(record)
+    model = [e for e in found if e.use is None]
+    if model:  # the model rewrites the key on every save: that is the stored form
+        form = form_of(model[0].steps, absorbs)
+        return (form, model[0]) if form is not None else None
+    forms = {form_of(e.steps, absorbs) for e in found}
+    if len(forms) != 1 or None in forms:
+        return None
+    form = forms.pop()
+    named = [e for e in found if e.steps] or found
+    return form, named[0]  # type: ignore[return-value]

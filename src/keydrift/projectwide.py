@@ -1,0 +1,182 @@
+"""Project-wide findings: the key registry of every module under the project root, and the
+findings of the registry rules (KD108-KD110), per file.
+
+The registry is assembled from each module's registry facts, which the project index keeps
+(and caches on disk by content) with its summaries; a module the engine has just checked is
+not analyzed again. The findings are kept on disk too, under a key naming the project root,
+the working directory, the configuration and keydrift's own code, with the digest of every
+file of the project: a run on an unchanged project (another flake8 worker, the next save in
+an editor, a warm CI run) reads them instead of assembling the registry, and any change to
+any module (an edit, a new or deleted file) rebuilds them. Writes are atomic, so concurrent
+flake8 workers can share the entry.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from keydrift.diskcache import CACHE_DIRECTORY, DiskCache, code_fingerprint, digest, file_digest
+from keydrift.files import walk
+from keydrift.timing import stage
+from keydrift.types import Config, Finding, Location
+
+_MEMO: Dict[str, Tuple[Dict[str, str], Dict[str, List[Finding]]]] = {}
+
+
+def findings_for(path: str, config: Config) -> List[Finding]:
+    """The registry findings reported in ``path`` (as the caller names it), selected codes only."""
+    if path in ("-", "stdin") or not path.endswith(".py"):
+        return []
+    by_file = project_findings(config)
+    return [_as_given(f, path) for f in by_file.get(_absolute(path, config), ())]
+
+
+def _absolute(path: str, config: Config) -> str:
+    """A relative path is taken from the working directory, or from the project root when the
+    file is there (as the engine does)."""
+    if not os.path.isabs(path) and not os.path.exists(path) and config.root:
+        rooted = os.path.join(os.path.abspath(config.root), path)
+        if os.path.exists(rooted):
+            path = rooted
+    return os.path.normpath(os.path.abspath(path))
+
+
+def findings_for_files(paths: Sequence[str], config: Config) -> List[Finding]:
+    out: List[Finding] = []
+    for path in paths:
+        out.extend(findings_for(path, config))
+    return out
+
+
+def project_findings(config: Config) -> Dict[str, List[Finding]]:
+    """Absolute file path -> its registry findings, for the project of ``config``."""
+    root = os.path.abspath(config.root or ".")
+    files = _project_files(root, config)
+    state = {path: file_digest(path) or "" for path in files}
+    memo = _MEMO.get(_memo_key(config))
+    if memo is not None and memo[0] == state:
+        return memo[1]
+    cache = DiskCache(os.path.join(root, CACHE_DIRECTORY) if config.cache else None)
+    key = _entry_key(config)
+    found = _load(cache.load(key), state)
+    if found is None:
+        with stage("registry"):
+            try:
+                found = _build(files, config)
+            except Exception:  # noqa: BLE001 - a bug in the registry must not stop the run
+                found = {}
+        cache.store(key, {"state": state, "findings": {p: [_to_json(f) for f in fs] for p, fs in found.items()}})
+    _MEMO[_memo_key(config)] = (state, found)
+    return found
+
+
+def forget() -> None:
+    _MEMO.clear()
+
+
+def _memo_key(config: Config) -> str:
+    return repr((os.path.abspath(config.root or "."), os.getcwd(), config.select, config.ignore,
+                 config.normalizers, config.boundary, config.readers, config.writers, config.exclude))
+
+
+def _entry_key(config: Config) -> str:
+    return "g-" + digest(repr((_memo_key(config), code_fingerprint())).encode("utf-8", "surrogatepass"))
+
+
+def _project_files(root: str, config: Config) -> List[str]:
+    """The project's modules: regular ``.py`` files (a FIFO named ``x.py`` would block a read)."""
+    return [os.path.normpath(os.path.abspath(p)) for p in walk(root, config) if p.endswith(".py") and _regular(p)]
+
+
+def _regular(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _build(files: Sequence[str], config: Config) -> Dict[str, List[Finding]]:
+    from keydrift.analysis.project import project_index
+    from keydrift.analysis.registry import Registry
+    from keydrift.engine import database_relevant
+    from keydrift.rules import REGISTRY_RULES, rule_selected
+
+    project = project_index(config, use_cache=config.cache)
+    modules = []
+    for path in files:
+        try:
+            with open(path, "rb") as handle:
+                text = handle.read().decode("utf-8", "replace")
+        except OSError:
+            continue
+        if "\x00" in text or not database_relevant(text, path, config):
+            continue
+        try:
+            modules.append(project.export_for_file(path).keys)
+        except (RecursionError, ValueError):
+            continue
+    registry = Registry(modules, project.root)
+    root = project.root
+    found: Dict[str, List[Finding]] = {}
+    for rule in REGISTRY_RULES:
+        if not rule_selected(rule.CODE, config):
+            continue
+        for item in rule().check(registry):
+            path = os.path.normpath(os.path.join(root, item.site.path))
+            found.setdefault(path, []).append(_finding(item, path, root))
+    for path, items in found.items():
+        found[path] = _one_per_place(items)
+    return found
+
+
+def _one_per_place(findings: List[Finding]) -> List[Finding]:
+    """One registry finding per statement and key: the first code (KD108 before KD109...)."""
+    seen = set()
+    out = []
+    for finding in sorted(findings, key=Finding.sort_key):
+        place = (finding.line, finding.fingerprint[1:3])
+        if place not in seen:
+            seen.add(place)
+            out.append(finding)
+    return out
+
+
+def _shown(path: str) -> str:
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative.replace(os.sep, "/")
+
+
+def _finding(item: object, path: str, root: str) -> Finding:
+    site = item.site  # type: ignore[attr-defined]
+    related = tuple(Location(_shown(os.path.join(root, s.path)), s.line, s.col, note)
+                    for s, note in item.related)  # type: ignore[attr-defined]
+    return Finding(item.code, item.message, path, site.line, site.col, site.end_line or site.line,  # type: ignore[attr-defined]
+                   related, tuple(item.fingerprint))  # type: ignore[attr-defined]
+
+
+def _as_given(finding: Finding, path: str) -> Finding:
+    return Finding(finding.code, finding.message, path, finding.line, finding.col, finding.end_line,
+                   finding.related, finding.fingerprint)
+
+
+def _load(entry: Optional[dict], state: Dict[str, str]) -> Optional[Dict[str, List[Finding]]]:
+    if entry is None or entry.get("state") != state:
+        return None
+    try:
+        return {str(p): [_from_json(item, str(p)) for item in items] for p, items in entry["findings"].items()}
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _to_json(finding: Finding) -> list:
+    return [finding.code, finding.message, finding.line, finding.col, finding.end_line,
+            [[r.path, r.line, r.col, r.note] for r in finding.related], list(finding.fingerprint)]
+
+
+def _from_json(item: list, path: str) -> Finding:
+    code, message, line, col, end_line, related, fingerprint = item
+    return Finding(str(code), str(message), path, int(line), int(col), int(end_line),
+                   tuple(Location(str(p), int(l), int(c), str(n)) for p, l, c, n in related),
+                   tuple(str(x) for x in fingerprint))

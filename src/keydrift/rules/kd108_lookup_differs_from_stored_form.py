@@ -1,0 +1,123 @@
+"""KD108: a key is looked up in another form than the one the project stores it in."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from keydrift.analysis.registry import (
+    Origin, ProjectFinding, describe, form_of, forms_disagree, reportable_lookup, same_function, stored_form,
+)
+from keydrift.rules._base import Rule
+from keydrift.rules._examples import Invalid, Valid
+from keydrift.rules._kd1 import short
+from keydrift.rules._registry import finding, project_registry, where
+
+
+_MODELS = """
+    from django.db import models
+
+
+    class Account(models.Model):
+        email = models.EmailField(db_index=True)
+    """
+
+
+class LookupDiffersFromStoredForm(Rule):
+    """A lookup passes the key in another form than every write of the project stores it in.
+
+    ## What it does
+    Builds a registry of every read and write of every key in the project (all modules, not
+    only those one function reaches) and the form each write stores the key in: the
+    transformations the writing code applies, plus what the model does on its own (a `save()`
+    override, a `pre_save` receiver, a `@validates` method). A lookup whose key is transformed
+    differently — anywhere in the project, also in a function that never writes — is reported
+    at the outermost call where the value has a concrete origin (request or form data, a
+    configuration value, a parsed file), naming the write that decides the stored form.
+
+    ## Why is this bad?
+    The signup handler stores `alice@example.com`; the password-reset view looks up
+    `Alice@Example.com` as the user typed it and answers "no such account". Nothing fails: the
+    row is simply never found by that path, and an "is it taken?" check that misses lets a
+    second account be created for the same person.
+
+
+    ## Known problems
+    The stored form is known only from writes and model code in the project; a library that
+    normalizes on its own (an authentication backend, a column type outside the project) is
+    not seen. A lookup of a value read back from the database (`user.email`) is taken to be in
+    stored form already. Lookups and writes whose value goes through an unknown function are
+    left out: their form cannot be told.
+    """
+
+    CODE = "KD108"
+    NAME = "lookup-differs-from-stored-form"
+    SUMMARY = "key looked up in another form than the project stores it"
+
+    INVALID = (
+        Invalid({
+            "app/__init__.py": "",
+            "app/models.py": _MODELS,
+            "app/accounts.py": """
+                from app.models import Account
+
+
+                def register(request):
+                    Account.objects.create(email=request.POST["email"].lower())
+                """,
+            "app/reset.py": """
+                from app.models import Account
+
+
+                def request_reset(request):
+                    return Account.objects.filter(email=request.POST["email"]).first()  # expect: KD108
+                """,
+        }),
+    )
+    VALID = (
+        Valid({
+            "app/__init__.py": "",
+            "app/models.py": _MODELS,
+            "app/accounts.py": """
+                from app.models import Account
+
+
+                def register(request):
+                    Account.objects.create(email=request.POST["email"].lower())
+                """,
+            "app/reset.py": """
+                from app.models import Account
+
+
+                def request_reset(request):
+                    return Account.objects.filter(email=request.POST["email"].lower()).first()
+
+
+                def profile(request):
+                    return Account.objects.get(email=request.user.email)
+                """,
+        }, note=("Look the key up in the form it is stored in (better: one normalizer every entry point "
+                 "calls, or a model field that canonicalizes). A value read back from a record is "
+                 "already in stored form:")),
+    )
+
+    def check(self, facts: object) -> Iterator[ProjectFinding]:
+        for registry in project_registry(facts):
+            for record in registry.records.values():
+                for lookup in record.lookups:
+                    if not reportable_lookup(lookup):
+                        continue
+                    absorbs = lookup.absorbs | record.absorbs
+                    stored = stored_form(record, absorbs, lookup.site)
+                    looked_up = form_of(lookup.steps, absorbs)
+                    if stored is None or looked_up is None or not forms_disagree(looked_up, stored[0]):
+                        continue
+                    form, evidence = stored
+                    if not form and lookup.origin is Origin.PARAMETER:
+                        continue  # a helper that canonicalizes its argument, rows stored as given: its callers decide
+                    if any(same_function(w, lookup) and w.origin_text == lookup.origin_text for w in record.writes):
+                        continue  # one function reads and writes the key: the KD101-KD107 pairing owns it
+                    yield finding(self.CODE, lookup, (
+                        f"{record.target()} is stored {describe(form)} by {where(evidence.by, evidence.site, registry)} "
+                        f"but looked up {describe(looked_up)} here by {short(lookup.value_text)}; "
+                        f"the lookup misses rows stored the other way"),
+                        (evidence.site, f"stored {describe(form)}"), "looked up")

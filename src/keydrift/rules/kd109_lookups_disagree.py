@@ -1,0 +1,144 @@
+"""KD109: two lookups of one key, in different places of the project, transform it differently."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+from keydrift.analysis.facts import CASE
+from keydrift.analysis.registry import (
+    KeyRecord, KeyUse, ProjectFinding, describe, elsewhere, form_of, forms_disagree, reportable_lookup,
+    stored_form,
+)
+from keydrift.rules._base import Rule
+from keydrift.rules._examples import Invalid, Valid
+from keydrift.rules._kd1 import short
+from keydrift.rules._registry import finding, project_registry, where
+
+
+_MODELS = """
+    from django.db import models
+
+
+    class Person(models.Model):
+        email = models.EmailField(db_index=True)
+    """
+
+
+class LookupsDisagree(Rule):
+    """Two lookups of the same key transform it differently, so at most one of them matches.
+
+    ## What it does
+    Where the project's writes do not tell how a key is stored, compares the lookups of the key
+    across the whole project: a lookup that canonicalizes the key (lowercases, strips,
+    normalizes) while another lookup of the same field, in another module, passes it as
+    given is reported at the canonicalizing lookup, naming the other one; an exact lookup of a
+    value as given, where another module compares the key case-insensitively (`__iexact`,
+    `lower(column) = lower(?)`), is reported at the exact one. A raw lookup with no evidence
+    of the stored form stays quiet on its own.
+
+    ## Why is this bad?
+    The login backend looks the user up by `email.lower()`, the profile form by the address as
+    typed. Whatever form the rows are in, one of the two paths misses some of them: a user who
+    saved a capitalized address can no longer log in, or the "address taken" check lets a
+    duplicate through.
+
+
+    ## Known problems
+    When writes show the stored form, KD108 reports the lookups that differ from it instead.
+    Two different named normalizers are not compared (they may do the same thing inside).
+    """
+
+    CODE = "KD109"
+    NAME = "lookups-disagree"
+    SUMMARY = "two lookups of one key transform it differently"
+
+    INVALID = (
+        Invalid({
+            "app/__init__.py": "",
+            "app/models.py": _MODELS,
+            "app/backends.py": """
+                from app.models import Person
+
+
+                def authenticate(request, **credentials):
+                    return Person.objects.filter(email=credentials["email"].lower()).first()  # expect: KD109
+                """,
+            "app/profile.py": """
+                from app.models import Person
+
+
+                def email_taken(form):
+                    return Person.objects.filter(email=form.cleaned_data["email"]).exists()
+                """,
+        }),
+    )
+    VALID = (
+        Valid({
+            "app/__init__.py": "",
+            "app/models.py": _MODELS,
+            "app/backends.py": """
+                from app.models import Person
+
+
+                def authenticate(request, **credentials):
+                    return Person.objects.filter(email=credentials["email"].lower()).first()
+                """,
+            "app/profile.py": """
+                from app.models import Person
+
+
+                def email_taken(form):
+                    return Person.objects.filter(email=form.cleaned_data["email"].lower()).exists()
+                """,
+        }, note="Every lookup passes the key through the same normalization:"),
+    )
+
+    def check(self, facts: object) -> Iterator[ProjectFinding]:
+        for registry in project_registry(facts):
+            for record in registry.records.values():
+                if stored_form(record, record.absorbs) is not None:
+                    continue  # the stored form is known: KD108 judges each lookup against it
+                for lookup in record.lookups:
+                    other = _disagreeing(record, lookup)
+                    if other is None:
+                        found = _exact_against_insensitive(record, lookup)
+                        if found is not None:
+                            yield finding(self.CODE, lookup, (
+                                f"{record.target()} is compared exactly here ({short(lookup.value_text)}) but "
+                                f"case-insensitively by {where(found.function, found.site, registry)}; "
+                                f"rows whose case differs from the value given are found there and missed here"),
+                                (found.site, "compared case-insensitively"), "looked up")
+                        continue
+                    mine = form_of(lookup.steps, lookup.absorbs | record.absorbs)
+                    theirs = form_of(other.steps, other.absorbs | record.absorbs)
+                    yield finding(self.CODE, lookup, (
+                        f"{record.target()} is looked up {describe(mine)} here ({short(lookup.value_text)}) but "
+                        f"{describe(theirs)} by {where(other.function, other.site, registry)}; "
+                        f"whatever form the rows are stored in, one of the two misses them"),
+                        (other.site, f"looked up {describe(theirs)}"), "looked up")
+
+
+def _disagreeing(record: KeyRecord, lookup: KeyUse) -> Optional[KeyUse]:
+    """Another lookup that passes the key as given where ``lookup`` canonicalizes it."""
+    if not lookup.steps or not reportable_lookup(lookup):
+        return None
+    for other in record.lookups:
+        if other.steps or not elsewhere(other.site, lookup.site) or not reportable_lookup(other):
+            continue
+        absorbs = lookup.absorbs | other.absorbs | record.absorbs
+        mine, theirs = form_of(lookup.steps, absorbs), form_of(other.steps, absorbs)
+        if mine is not None and theirs is not None and forms_disagree(mine, theirs):
+            return other
+    return None
+
+
+def _exact_against_insensitive(record: KeyRecord, lookup: KeyUse) -> Optional[KeyUse]:
+    """Another lookup that compares the key case-insensitively (``__iexact``, ``lower(col) =
+    lower(?)``) where ``lookup`` compares the value as given, exactly: the project treats the
+    key as case-insensitive, and this lookup does not."""
+    if lookup.steps or CASE in lookup.absorbs | record.absorbs or not reportable_lookup(lookup):
+        return None
+    for other in record.lookups:
+        if CASE in other.absorbs and elsewhere(other.site, lookup.site) and reportable_lookup(other):
+            return other
+    return None

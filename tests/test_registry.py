@@ -1,0 +1,164 @@
+"""The project-wide key registry: typed facts, their cache, and the findings it gives every front end."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from keydrift.analysis.project import forget_indexes, project_index
+from keydrift.analysis.registry import (
+    Origin, Registry, classify, keys_from_json, keys_to_json, stored_form,
+)
+from keydrift.flake8_plugin import KeydriftChecker
+from keydrift.projectwide import findings_for, forget
+from keydrift.types import Config
+
+MODELS = '''\
+from django.db import models
+
+
+class Member(models.Model):
+    email = models.EmailField(unique=True)
+
+    def save(self, *args, **kwargs):
+        self.email = self.email.lower()
+        super().save(*args, **kwargs)
+'''
+
+RESET = '''\
+from club.models import Member
+
+
+def request_reset(request):
+    return Member.objects.filter(email=request.POST["email"]).first()
+'''
+
+STORE = '''\
+def add(conn, address):
+    conn.execute("INSERT INTO addresses (address) VALUES (?)", (address,))
+
+
+def owner(conn, address):
+    return conn.execute("SELECT user_id FROM addresses WHERE address = ?", (address,)).fetchone()
+'''
+
+HANDLER = '''\
+from club import store
+
+
+def bind(conn, address):
+    store.add(conn, address.lower())
+'''
+
+SERVLET = '''\
+from club import store
+
+
+def check(conn, body):
+    return store.owner(conn, body["address"])
+'''
+
+
+@pytest.fixture()
+def project(tmp_path, monkeypatch):
+    forget()
+    forget_indexes()
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "club").mkdir()
+    (tmp_path / "club" / "__init__.py").write_text("")
+    yield tmp_path
+    forget()
+    forget_indexes()
+
+
+def _write(root: Path, files: dict) -> None:
+    for name, text in files.items():
+        (root / name).write_text(text)
+
+
+def _codes(path: str, config: Config) -> list:
+    return [(f.code, f.line) for f in findings_for(path, config)]
+
+
+def test_a_lookup_in_another_module_is_judged_against_the_models_save(project):
+    _write(project, {"club/models.py": MODELS, "club/reset.py": RESET})
+    config = Config(root=str(project))
+    found = findings_for("club/reset.py", config)
+    assert [(f.code, f.line) for f in found] == [("KD108", 5)]
+    assert "`Member.save()` (club/models.py:7)" in found[0].message
+    # the other side is a related location (SARIF shows it and a code flow through it)
+    assert [(r.path, r.line) for r in found[0].related] == [("club/reset.py", 5), ("club/models.py", 7)]
+    assert findings_for("club/models.py", config) == []
+
+
+def test_the_outermost_caller_is_reported_not_the_store_method(project):
+    _write(project, {"club/store.py": STORE, "club/handlers.py": HANDLER, "club/servlets.py": SERVLET})
+    config = Config(root=str(project))
+    found = findings_for("club/servlets.py", config)
+    assert [(f.code, f.line) for f in found] == [("KD108", 5)]
+    assert "`bind` (club/handlers.py:5)" in found[0].message
+    assert "via store.owner() (club/store.py:6)" in found[0].message
+    assert findings_for("club/store.py", config) == [] and findings_for("club/handlers.py", config) == []
+
+
+def test_a_change_in_any_contributing_module_invalidates_the_findings(project):
+    _write(project, {"club/models.py": MODELS, "club/reset.py": RESET})
+    config = Config(root=str(project))
+    assert _codes("club/reset.py", config) == [("KD108", 5)]
+    assert any(name.startswith("g-") for name in os.listdir(project / ".keydrift_cache"))
+    # another process (a flake8 worker) reads the entry without building anything
+    forget()
+    forget_indexes()
+    assert _codes("club/reset.py", config) == [("KD108", 5)]
+    (project / "club" / "models.py").write_text(MODELS.replace("self.email.lower()", "self.email"))
+    assert _codes("club/reset.py", config) == []
+    (project / "club" / "models.py").write_text(MODELS)
+    (project / "club" / "other.py").write_text(RESET.replace('request.POST["email"]', 'request.GET["e"]'))
+    assert _codes("club/other.py", config) == [("KD108", 5)]
+
+
+def test_the_flake8_plugin_reports_registry_findings_for_its_file(project):
+    _write(project, {"club/models.py": MODELS, "club/reset.py": RESET})
+    (project / "pyproject.toml").write_text("[tool.keydrift]\n")
+    lines = RESET.splitlines(keepends=True)
+    checker = KeydriftChecker(ast.parse(RESET), "./club/reset.py", lines)
+    results = list(checker.run())
+    assert [(line, message.split()[0]) for line, _, message, _ in results] == [(5, "KD108")]
+    noqa = RESET.replace(".first()", ".first()  # noqa: KD108")
+    checker = KeydriftChecker(ast.parse(noqa), "./club/reset.py", noqa.splitlines(keepends=True))
+    assert list(checker.run()) == []
+
+
+def test_module_facts_round_trip_through_json(project):
+    _write(project, {"club/models.py": MODELS, "club/reset.py": RESET})
+    index = project_index(Config(root=str(project), cache=False), use_cache=False)
+    keys = index.export_for_file(str(project / "club" / "reset.py")).keys
+    assert keys.uses and keys.uses[0].origin is Origin.INPUT
+    assert keys_from_json(json.loads(json.dumps(keys_to_json(keys)))) == keys
+    model = index.export_for_file(str(project / "club" / "models.py")).keys
+    assert keys_from_json(json.loads(json.dumps(keys_to_json(model)))) == model
+    record = Registry([keys, model]).records[("Member", "email")]
+    form, evidence = stored_form(record, frozenset())
+    assert form == frozenset({("case", "lower")}) and evidence.by == "Member.save()"
+
+
+@pytest.mark.parametrize("text, params, expected", [
+    ('request.POST["email"]', ("request",), Origin.INPUT),
+    ("form.cleaned_data['email']", (), Origin.INPUT),
+    ("email", ("email",), Origin.PARAMETER),
+    ("user.email", ("user",), Origin.PARAMETER),
+    ("request.user.email", ("request",), Origin.RECORD),
+    ("invitation.email", (), Origin.RECORD),
+    ("settings.ADMIN_EMAIL", (), Origin.CONFIG),
+    ("address", (), Origin.LOCAL),
+])
+def test_origins_are_classified(text, params, expected):
+    assert classify({text}, params)[0] is expected
+
+
+def test_constants_have_no_origin():
+    assert classify(set(), ("email",))[0] is Origin.CONSTANT
