@@ -7,28 +7,39 @@ import os
 from typing import Iterator, Tuple
 
 from keydrift.analysis.registry import KeyUse, ProjectFinding, Registry, Site
-from keydrift.rules._kd1 import short, shown_location
+from keydrift.rules._kd1 import short
 
 
-def chain_text(use: KeyUse, verb: str) -> str:
+def chain_text(use: KeyUse, verb: str, root: str = "") -> str:
     """`` [looked up via get_user() (app/store.py:40) -> _select()]`` for a use made in helpers."""
     if not use.chain:
         return ""
-    steps = [f"{what} ({shown_location(where)})" if where else what for what, where in use.chain]
+    steps = [f"{what} ({_from_root(where, root)})" if where else what for what, where in use.chain]
     return f" [{verb} via {' -> '.join(steps)}]"
 
 
+def _from_root(where: str, root: str) -> str:
+    """``/abs/app/repo.py:40`` relative to the project root (as every registry message names
+    files, whatever the working directory)."""
+    path, _, line = where.rpartition(":")
+    if root and os.path.isabs(path):
+        relative = os.path.relpath(path, root)
+        if not relative.startswith(".."):
+            path = relative.replace(os.sep, "/")
+    return f"{path}:{line}"
+
+
 def where(function: str, site: Site, registry: Registry) -> str:
-    """`` `signup` (app/views.py:12)``, the path as the user sees it (from the working directory)."""
+    """`` `signup` (app/views.py:12)``, the path relative to the project root."""
     name = "module level" if function == "<module>" else f"`{function}`"
-    path = os.path.join(registry.root, site.path) if registry.root else site.path
-    return f"{name} ({shown_location(f'{path}:{site.line}')})"
+    return f"{name} ({site.text()})"
 
 
-def finding(code: str, use: KeyUse, message: str, other: Tuple[Site, str], verb: str) -> ProjectFinding:
+def finding(code: str, use: KeyUse, message: str, other: Tuple[Site, str], verb: str,
+            registry: Registry) -> ProjectFinding:
     """A finding at ``use`` whose other side is ``other``; SARIF gets both as related locations."""
     related = ((use.site, f"{verb} by {short(use.value_text)}"), other)
-    return ProjectFinding(code, f"{code} {message}{chain_text(use, verb)}", use.site, related,
+    return ProjectFinding(code, f"{code} {message}{chain_text(use, verb, registry.root)}", use.site, related,
                           (code, use.entity, use.field, use.function))
 
 

@@ -120,4 +120,4 @@ class LookupDiffersFromStoredForm(Rule):
                         f"{record.target()} is stored {describe(form)} by {where(evidence.by, evidence.site, registry)} "
                         f"but looked up {describe(looked_up)} here by {short(lookup.value_text)}; "
                         f"the lookup misses rows stored the other way"),
-                        (evidence.site, f"stored {describe(form)}"), "looked up")
+                        (evidence.site, f"stored {describe(form)}"), "looked up", registry)

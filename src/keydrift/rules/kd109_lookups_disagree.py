@@ -107,7 +107,7 @@ class LookupsDisagree(Rule):
                                 f"{record.target()} is compared exactly here ({short(lookup.value_text)}) but "
                                 f"case-insensitively by {where(found.function, found.site, registry)}; "
                                 f"rows whose case differs from the value given are found there and missed here"),
-                                (found.site, "compared case-insensitively"), "looked up")
+                                (found.site, "compared case-insensitively"), "looked up", registry)
                         continue
                     mine = form_of(lookup.steps, lookup.absorbs | record.absorbs)
                     theirs = form_of(other.steps, other.absorbs | record.absorbs)
@@ -115,7 +115,7 @@ class LookupsDisagree(Rule):
                         f"{record.target()} is looked up {describe(mine)} here ({short(lookup.value_text)}) but "
                         f"{describe(theirs)} by {where(other.function, other.site, registry)}; "
                         f"whatever form the rows are stored in, one of the two misses them"),
-                        (other.site, f"looked up {describe(theirs)}"), "looked up")
+                        (other.site, f"looked up {describe(theirs)}"), "looked up", registry)
 
 
 def _disagreeing(record: KeyRecord, lookup: KeyUse) -> Optional[KeyUse]:

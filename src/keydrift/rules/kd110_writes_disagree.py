@@ -100,7 +100,7 @@ class WritesDisagree(Rule):
                         f"{record.target()} is stored {describe(mine)} here ({short(item.use.value_text)}) but "
                         f"{describe(theirs)} by {where(other.by, other.site, registry)}; "
                         f"lookups written for one form miss the rows of the other"),
-                        (other.site, f"stored {describe(theirs)}"), "stored")
+                        (other.site, f"stored {describe(theirs)}"), "stored", registry)
 
 
 def _canonical_elsewhere(record: KeyRecord, item: Evidence, writes: List[Evidence]) -> Optional[Evidence]:
