@@ -641,3 +641,21 @@ def test_no_cache_writes_nothing_into_the_project(capsys, database, tmp_path):
     project = os.path.join(FIXTURES, "django_project")
     code, _, _ = audit(capsys, f"sqlite:///{database}", project, "--no-cache")
     assert code == 1 and not os.path.exists(os.path.join(project, ".keydrift_cache"))
+
+
+def test_migration_scripts_declare_no_key_columns(capsys, database, tmp_path):
+    project = write_project(tmp_path / "p", models="x = 1\n", extra={"r1a2b3.py": """
+        from alembic import op
+
+        revision = "r1a2b3"
+        down_revision = None
+
+        def upgrade():
+            op.execute("CREATE TABLE legacy_sites (id INTEGER PRIMARY KEY, url TEXT UNIQUE)")
+    """, "schema.py": """
+        DDL = "CREATE TABLE domains (id INTEGER PRIMARY KEY, url TEXT UNIQUE)"
+    """})
+    code, document, _ = audit_json(capsys, f"sqlite:///{database}", project)
+    assert [f"{c['table']}.{c['column']}" for c in document["columns"]] == ["domains.url"]
+    assert any("schema.py" in s for s in column(document, "domains.url")["sources"])
+    assert not any("legacy_sites" in s["column"] for s in document["skipped"])

@@ -1,5 +1,5 @@
 """The audit's only doors into the linter's analysis, in one place: module names, unique
-declarations (``analysis/uniqueness.py``) and key accesses (the key-flow analysis). Keeping
+declarations (``analysis/declarations.py``, what KD3 reads) and key accesses (the key-flow analysis). Keeping
 them here means a change of those modules' internals is met in one file."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def module_name(path: str, config: Config) -> str:
 
 def not_production(module: str) -> bool:
     """Test and migration modules: the rules ignore their schema, so does the audit."""
-    from keydrift.analysis.uniqueness import not_production_schema
+    from keydrift.analysis.declarations import not_production_schema
 
     return is_test_module(module) or not_production_schema(module)
 
@@ -30,10 +30,12 @@ def unique_columns(text: str, path: str, config: Config) -> Iterator[UniqueColum
     """Columns of the unique declarations KD3 looks at (natural keys), canonicalized or not:
     the code may canonicalize today and the data still hold yesterday's spellings."""
     import libcst as cst
-    from keydrift.analysis.uniqueness import SchemaReader
+    from keydrift.analysis.declarations import SchemaReader, is_migration_script
 
     try:
         module = cst.parse_module(text)
+        if is_migration_script(module):
+            return  # history of the schema, not the schema (as KD3 reads it)
         reader = SchemaReader(config)
         reader.read(module)
     except Exception:  # noqa: BLE001 - a file the analysis cannot read has no columns to give
