@@ -122,6 +122,15 @@ def test_diff_prints_the_fix_and_changes_nothing(project, capsys):
     assert "+++ app/hosts.py" in out and "raise ValueError" in out
 
 
+def test_a_check_says_how_many_findings_fixes_would_repair(project, capsys):
+    status, _, err = run(capsys, ".")
+    assert status == 1
+    assert err.splitlines()[-1] == "keydrift: 1 fixable with --fix (1 more with --unsafe-fixes)"
+    (project / "app" / "paths.py").write_text(PATHS.replace('rstrip("/")', 'rstrip("/") or "/"'))
+    assert run(capsys, ".")[2].splitlines()[-1] == "keydrift: 1 fixable with --fix --unsafe-fixes"
+    assert run(capsys, "-q", ".")[2] == ""
+
+
 def test_fix_reports_what_remains_and_counts(project, capsys):
     status, out, err = run(capsys, "--fix", ".")
     assert status == 1

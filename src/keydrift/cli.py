@@ -151,6 +151,7 @@ def run_check(args: argparse.Namespace) -> int:
     _write_report(report, args.output)
     if not args.quiet and (args.format == "text" or args.output):
         print(_summary(findings, files, baselined), file=sys.stderr)
+        _print_fixable(findings, config, args)
     if missing:
         return 2
     return 1 if findings and not args.exit_zero else 0
@@ -402,6 +403,20 @@ def run_fix_modes(files: Sequence[str], missing: Sequence[str], config: Config, 
     if args.diff:
         return 1 if report.changed_files else 0
     return 1 if findings and not args.exit_zero else 0
+
+
+def _print_fixable(findings: Sequence[Finding], config: Config, args: argparse.Namespace) -> None:
+    """Say how many findings ``--fix`` (and ``--unsafe-fixes``) would repair, as ruff does."""
+    if not findings or STDIN in {f.path for f in findings}:
+        return
+    from keydrift.fixes.run import count_fixes
+
+    safe, unsafe = count_fixes(findings, lambda path: _fix_input(path, config, args))
+    if safe:
+        print(f"keydrift: {safe} fixable with --fix" + (f" ({unsafe} more with --unsafe-fixes)" if unsafe else ""),
+              file=sys.stderr)
+    elif unsafe:
+        print(f"keydrift: {unsafe} fixable with --fix --unsafe-fixes", file=sys.stderr)
 
 
 def _fix_input(path: str, run_config: Config, args: argparse.Namespace) -> Optional[Tuple[bytes, Config]]:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional, Sequence, TextIO, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, TextIO, Tuple
 
 from keydrift.fixes import fix_for
 import libcst as cst
 
-from keydrift.fixes._apply import candidate_fixes, fix_source
+from keydrift.fixes._apply import analyzed, candidate_fixes, fix_source
+from keydrift.fixes._base import Fix
 from keydrift.fixes._document import Document
 from keydrift.fixes.noqa import add_noqa
 from keydrift.fixes.text import unified_diff
@@ -110,10 +111,35 @@ def _write(path: str, original: bytes, fixed: bytes, out: TextIO, err: TextIO) -
 
 def _unsafe_fixes_available(source: bytes, findings: Sequence[Finding], config: Config) -> int:
     """How many of the remaining findings an unsafe fix would repair (for the summary's hint)."""
-    if not findings:
-        return 0
+    return sum(1 for fix in _fixes_of(source, findings, config) if not fix.safe)
+
+
+def count_fixes(findings: Sequence[Finding], read: Reader) -> Tuple[int, int]:
+    """How many of ``findings`` have a safe fix, and how many an unsafe one (a hint for the
+    summary: each file with findings is read and parsed once more)."""
+    by_path: Dict[str, List[Finding]] = {}
+    for finding in findings:
+        by_path.setdefault(finding.path, []).append(finding)
+    safe = unsafe = 0
+    for path, group in sorted(by_path.items()):
+        try:
+            found = read(path)
+        except OSError:
+            continue
+        if found is None:
+            continue
+        source, config = found
+        fixes = _fixes_of(source, group, config)
+        safe += sum(1 for fix in fixes if fix.safe)
+        unsafe += sum(1 for fix in fixes if not fix.safe)
+    return safe, unsafe
+
+
+def _fixes_of(source: bytes, findings: Sequence[Finding], config: Config) -> List[Fix]:
+    if not analyzed(findings):
+        return []
     try:
         document = Document(source)
     except (cst.ParserSyntaxError, RecursionError, ValueError):
-        return 0
-    return sum(1 for fix in candidate_fixes(document, findings, fix_for, config) if not fix.safe)
+        return []
+    return candidate_fixes(document, findings, fix_for, config)
