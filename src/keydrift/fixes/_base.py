@@ -49,6 +49,20 @@ def string_literal(node: cst.CSTNode) -> Optional[str]:
     return None
 
 
+# str methods a hand normalization chains: they all return a str of the same value's key
+STRING_METHODS = ("lower", "upper", "casefold", "strip", "lstrip", "rstrip", "removeprefix", "removesuffix")
+
+
+def hand_normalized(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """The value under a chain of str methods with literal arguments (``x`` of
+    ``x.strip().lower()``); None when ``node`` is no such chain."""
+    value = node
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+            and value.func.attr.value in STRING_METHODS and all(string_literal(a.value) is not None for a in value.args):
+        value = value.func.value
+    return value if value is not node else None
+
+
 def method_call(node: cst.CSTNode, names: Tuple[str, ...]) -> Optional[cst.Call]:
     """``node`` if it is ``receiver.<one of names>(...)``."""
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in names:

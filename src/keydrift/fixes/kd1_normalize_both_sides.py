@@ -1,8 +1,9 @@
-"""KD102/KD103 (unsafe): apply the configured normalizer to the side of the key that lacks it.
+"""KD102/KD103/KD104 (unsafe): apply the configured normalizer to the side of the key that lacks it.
 
 When a record is written by ``normalize_email(email)`` and looked up by ``email`` (KD102), the
 lookup becomes a lookup of ``normalize_email(email)``; when it is looked up normalized and
-written raw (KD103), the write stores the normalized value. Only for a normalizer listed in
+written raw (KD103), the write stores the normalized value; when the other side normalizes by
+hand (KD104: ``email.strip().lower()``), its normalization is replaced by the call. Only for a normalizer listed in
 ``[tool.keydrift] normalizers``, when the two values differ by that one call and the raw value
 appears once in the access (or once as the field's own keyword/key). Unsafe: it changes what is
 looked up or stored.
@@ -14,12 +15,12 @@ from typing import List, Optional
 
 import libcst as cst
 
-from keydrift.fixes._base import Fix, string_literal, target_span
+from keydrift.fixes._base import Fix, hand_normalized, string_literal, target_span
 from keydrift.fixes._document import Document
 from keydrift.fixes._normalizers import qualified_name
 from keydrift.types import Config, Finding
 
-CODES = ("KD102", "KD103")
+CODES = ("KD102", "KD103", "KD104")
 
 
 def fix(finding: Finding, document: Document, config: Config) -> Optional[Fix]:
@@ -32,9 +33,12 @@ def fix(finding: Finding, document: Document, config: Config) -> Optional[Fix]:
     value = _the_value(document, access, facts.value, facts.field) if access is not None else None
     if value is None:
         return None
+    raw = hand_normalized(value) if finding.code == "KD104" else value
+    if raw is None:
+        return None  # normalized by hand before the access (a variable): the call alone would not match
     normalized = cst.Call(func=cst.parse_expression(facts.normalizer),
-                          args=[cst.Arg(value.with_changes(lpar=[], rpar=[]))], lpar=value.lpar, rpar=value.rpar)
-    side = "lookup" if finding.code == "KD102" else "stored value"
+                          args=[cst.Arg(raw.with_changes(lpar=[], rpar=[]))], lpar=value.lpar, rpar=value.rpar)
+    side = "stored value" if finding.code == "KD103" else "lookup" if finding.code == "KD102" else "key"
     return Fix(finding.code, f"Normalize the {side} with {facts.normalizer}()", False, ((value, normalized),))
 
 

@@ -13,14 +13,12 @@ from typing import Optional, Tuple
 
 import libcst as cst
 
-from keydrift.fixes._base import Fix, string_literal, target_span
+from keydrift.fixes._base import Fix, hand_normalized, target_span
 from keydrift.fixes._document import Document
 from keydrift.fixes._normalizers import normalizer_for_field, qualified_name, reference
 from keydrift.types import Config, Finding
 
 CODES = ("KD201", "KD202")
-# str methods a hand normalization chains: they all return a str of the same value's key
-STRING_METHODS = ("lower", "upper", "casefold", "strip", "lstrip", "rstrip", "removeprefix", "removesuffix")
 
 
 def fix(finding: Finding, document: Document, config: Config) -> Optional[Fix]:
@@ -30,7 +28,7 @@ def fix(finding: Finding, document: Document, config: Config) -> Optional[Fix]:
     call = document.node_at(target_span(finding), cst.Call)
     if normalizer is None or call is None:
         return None
-    value = _hand_normalized(call) if finding.code == "KD202" else _other_normalizer(call, document, normalizer)
+    value = hand_normalized(call) if finding.code == "KD202" else _other_normalizer(call, document, normalizer)
     named = reference(document, normalizer) if value is not None else None
     if value is None or named is None:
         return None
@@ -47,15 +45,6 @@ def _replaced_import(call: cst.Call, document: Document) -> Tuple[Tuple[str, str
         return ()
     module, _, name = qualified_name(document, call.func.value).rpartition(".")
     return ((module, name),) if module and name == call.func.value else ()
-
-
-def _hand_normalized(call: cst.Call) -> Optional[cst.BaseExpression]:
-    """The value under a chain of str methods with literal arguments (``x`` of ``x.strip().lower()``)."""
-    node: cst.BaseExpression = call
-    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
-            and node.func.attr.value in STRING_METHODS and all(string_literal(a.value) is not None for a in node.args):
-        node = node.func.value
-    return node if node is not call else None
 
 
 def _other_normalizer(call: cst.Call, document: Document, normalizer: str) -> Optional[cst.BaseExpression]:

@@ -8,13 +8,15 @@ from typing import Iterable, Iterator, Optional, Tuple
 import libcst as cst
 
 from keydrift.analysis.boundary import is_migration_module
-from keydrift.analysis.facts import NORMALIZER, KeyAccess, Mismatch, RawFinding, RawFix, Step
+from keydrift.analysis.facts import CASE, NORMALIZER, SLASH, WHITESPACE, KeyAccess, Mismatch, RawFinding, RawFix, Step
 from keydrift.analysis.normalizer_names import module_name_of
 from keydrift.analysis.positions import line_ref
 from keydrift.analysis.values import dotted_name
 from keydrift.types import Config
 
 MAX_TEXT = 60
+# Steps a normalizer call replaces (the KD104 fix): case, whitespace and slashes done by hand.
+HAND_NORMALIZATION = frozenset({CASE, WHITESPACE, SLASH})
 
 
 def short(text: str) -> str:
@@ -93,19 +95,29 @@ def finding(code: str, m: Mismatch, message: str) -> RawFinding:
 
 
 def _normalize_other_side(m: Mismatch) -> Optional[RawFix]:
-    """For the fix (keydrift.fixes): when one side's value differs from the other's only by one
-    normalizer call, the access of the other side, to apply it there too."""
+    """For the fix (keydrift.fixes): when one side's value differs from the other's by one
+    normalizer call, and the other side's by nothing or by hand normalization only (KD104:
+    ``.lower()`` against ``normalize_email()``), the access of the other side, to apply the
+    normalizer there too."""
     extra_read, extra_write = _after_common_steps(m)
-    if not extra_read and len(extra_write) == 1:
+    if _one_call(extra_write) and _by_hand(extra_read):
         lacking, step = m.read, extra_write[0]
-    elif not extra_write and len(extra_read) == 1:
+    elif _one_call(extra_read) and _by_hand(extra_write):
         lacking, step = m.write, extra_read[0]
     else:
         return None
     callee = dotted_name(step.node.func) if isinstance(step.node, cst.Call) else ""
-    if step.kind != NORMALIZER or not callee or lacking.trace:
+    if not callee or lacking.trace:
         return None
     return RawFix(lacking.node, lacking.entity, lacking.field, callee, lacking.value.text)
+
+
+def _one_call(steps: Tuple[Step, ...]) -> bool:
+    return len(steps) == 1 and steps[0].kind == NORMALIZER
+
+
+def _by_hand(steps: Tuple[Step, ...]) -> bool:
+    return all(step.kind in HAND_NORMALIZATION for step in steps)
 
 
 def read_line() -> str:
