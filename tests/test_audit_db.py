@@ -659,3 +659,40 @@ def test_migration_scripts_declare_no_key_columns(capsys, database, tmp_path):
     assert [f"{c['table']}.{c['column']}" for c in document["columns"]] == ["domains.url"]
     assert any("schema.py" in s for s in column(document, "domains.url")["sources"])
     assert not any("legacy_sites" in s["column"] for s in document["skipped"])
+
+
+def test_json_fields_are_stable(capsys, database):
+    """The documented fields (README): added to, never removed or renamed without a new version."""
+    _, document, _ = audit_json(capsys, f"sqlite:///{database}", os.path.join(FIXTURES, "django_project"))
+    assert set(document) == {"version", "keydrift", "database", "drift", "columns", "skipped"}
+    assert document["version"] == 1
+    domains = column(document, "domains.url")
+    assert set(domains) == {"table", "column", "entity", "field", "kind", "sources", "normal_form", "computed_in",
+                            "rows", "null_rows", "invalid_values", "groups", "rows_in_groups", "share",
+                            "worst_groups", "references"}
+    assert set(domains["worst_groups"][0]) == {"normal_form", "rows", "spellings"}
+    assert set(domains["worst_groups"][0]["spellings"][0]) == {"value", "rows"}
+    assert set(domains["references"][0]) == {"table", "column", "via", "referred_column", "rows", "total", "share"}
+
+
+def test_plan_for_a_column_in_a_composite_unique_constraint(capsys, tmp_path):
+    path = tmp_path / "composite.db"
+    connection = sqlite3.connect(path)
+    connection.executescript("""
+        CREATE TABLE pages (id INTEGER PRIMARY KEY, site INTEGER, url TEXT, UNIQUE (site, url));
+        INSERT INTO pages VALUES (1, 1, 'a.test/x'), (2, 2, 'A.test/x/'), (3, 3, 'b.test');
+    """)
+    connection.close()
+    project = write_project(tmp_path / "p", models="x = 1\n", pyproject="""
+        [tool.keydrift.audit]
+        columns = ["pages.url"]
+    """)
+    plan = tmp_path / "plan.sql"
+    code, _, _ = audit(capsys, f"sqlite:///{path}", project, "--plan", str(plan))
+    sql = plan.read_text()
+    assert code == 1 and "multi-column unique constraint" in sql and "DELETE" not in sql
+    apply_plan(path, sql)  # different sites: the rewrite fits the constraint
+    connection = sqlite3.connect(path)
+    assert connection.execute("SELECT url FROM pages ORDER BY id").fetchall() == [
+        ("https://a.test/x",), ("https://a.test/x",), ("b.test",)]
+    connection.close()
