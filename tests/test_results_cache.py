@@ -4,9 +4,12 @@ appeared where an import was looked up)."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Dict, List
 
@@ -64,7 +67,7 @@ def test_warm_run_repeats_the_output_without_loading_the_parser(project: Path) -
     cold = check(project)
     assert "KD102" in cold.stdout and result_entries(project)
     probe = ("import sys\nfrom keydrift.cli import main\nstatus = main(['check', '-q', '.'])\n"
-             "print('parser loaded' if 'libcst' in sys.modules else 'parser not loaded')\n")
+             "print('parser loaded' if 'keydrift.engine' in sys.modules else 'parser not loaded')\n")
     warm = subprocess.run([sys.executable, "-c", probe], cwd=project, capture_output=True, text=True, timeout=300)
     assert warm.stdout.startswith(cold.stdout)
     assert warm.stdout.endswith("parser not loaded\n")
@@ -99,3 +102,54 @@ def test_damaged_result_entries_are_misses(project: Path) -> None:
 def test_no_cache_neither_reads_nor_writes_results(project: Path) -> None:
     assert "KD102" in check(project, "--no-cache").stdout
     assert not (project / CACHE_DIRECTORY).exists()
+
+
+FLAKE8_PROBE = ("import sys\nfrom flake8.main import cli\n"
+                "try:\n    cli.main(['--select', 'KD', '--jobs=1', '.'])\nexcept SystemExit:\n    pass\n"
+                "print('parser loaded' if 'keydrift.engine' in sys.modules else 'parser not loaded')\n")
+
+
+def test_flake8_after_the_cli_is_warm(project: Path) -> None:
+    """The CLI and the flake8 plugin share one results cache: flake8's first run after
+    `keydrift check` analyzes nothing (flake8 spells the path ./app/tasks.py, the CLI app/tasks.py)."""
+    cold = check(project)
+    assert "app/tasks.py:7:5: KD102" in cold.stdout
+    warm = subprocess.run([sys.executable, "-c", FLAKE8_PROBE], cwd=project, capture_output=True, text=True,
+                          timeout=300)
+    assert "./app/tasks.py:7:5: KD102" in warm.stdout, warm.stdout + warm.stderr
+    assert warm.stdout.endswith("parser not loaded\n")
+
+
+def _keydrift_copy(tmp_path: Path) -> Path:
+    """An installed-like copy of the keydrift package, to touch and edit."""
+    import keydrift
+
+    site = tmp_path / "site"
+    shutil.copytree(Path(keydrift.__file__).parent, site / "keydrift",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return site
+
+
+def _run_with(site: Path, project: Path) -> subprocess.CompletedProcess:
+    probe = (f"import sys\nsys.path.insert(0, {str(site)!r})\nfrom keydrift.cli import main\n"
+             "status = main(['check', '-q', '.'])\n"
+             "print('parser loaded' if 'keydrift.engine' in sys.modules else 'parser not loaded')\n")
+    return subprocess.run([sys.executable, "-B", "-c", probe], cwd=project, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_the_cache_is_keyed_by_keydrifts_code_not_its_file_times(project: Path, tmp_path_factory) -> None:
+    """Reinstalling the same code (new modification times) keeps the cache warm; an edit of
+    keydrift's code makes it cold."""
+    site = _keydrift_copy(tmp_path_factory.mktemp("install"))
+    cold = _run_with(site, project)
+    assert "KD102" in cold.stdout and cold.stdout.endswith("parser loaded\n"), cold.stdout + cold.stderr
+    later = time.time() + 100
+    for source in (site / "keydrift").rglob("*.py"):
+        os.utime(source, (later, later))
+    reinstalled = _run_with(site, project)
+    assert reinstalled.stdout == cold.stdout.replace("parser loaded", "parser not loaded")
+    with open(site / "keydrift" / "types.py", "a", encoding="utf-8") as handle:
+        handle.write("# an edit\n")
+    edited = _run_with(site, project)
+    assert edited.stdout == cold.stdout, edited.stdout + edited.stderr

@@ -9,8 +9,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import tempfile
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from keydrift import __version__
 
@@ -47,21 +48,54 @@ def directory_mtime(directory: str) -> str:
         return ""
 
 
-def code_fingerprint() -> str:
-    """Identifies keydrift's own code: its files' names, sizes and modification times."""
+def code_fingerprint(memo: Optional["DiskCache"] = None) -> str:
+    """Identifies keydrift's own code by content, and the Python running it (which decides what
+    parses): reinstalling the same code keeps every cache warm, any edit starts afresh.
+
+    Hashing the sources costs more than a warm run's other work, so the digest is remembered in
+    ``memo`` (a project's cache) under the files' names, sizes and modification times: after a
+    reinstall, one run hashes them again."""
     global _code_fingerprint
     if _code_fingerprint is None:
-        package = os.path.dirname(os.path.abspath(__file__))
-        stamps = []
-        for directory, subdirectories, files in os.walk(package):
-            subdirectories.sort()
-            for name in sorted(files):
-                if name.endswith(".py"):
-                    status = os.stat(os.path.join(directory, name))
-                    stamps.append((os.path.relpath(os.path.join(directory, name), package),
-                                   status.st_size, status.st_mtime_ns))
-        _code_fingerprint = digest(repr(stamps).encode())
+        stamps = _code_stamps()
+        remembered = memo.load("code-" + stamps) if memo is not None else None
+        content = remembered.get("content") if remembered else None
+        if not isinstance(content, str):
+            content = _code_content_digest()
+            if memo is not None:
+                memo.store("code-" + stamps, {"content": content})
+        _code_fingerprint = content
     return _code_fingerprint
+
+
+def _package_sources() -> List[str]:
+    package = os.path.dirname(os.path.abspath(__file__))
+    found = []
+    for directory, subdirectories, files in os.walk(package):
+        subdirectories.sort()
+        found.extend(os.path.join(directory, name) for name in sorted(files) if name.endswith(".py"))
+    return found
+
+
+def _code_stamps() -> str:
+    """The sources' names, sizes and modification times (cheap: no file is read)."""
+    stamps = []
+    for path in _package_sources():
+        status = os.stat(path)
+        stamps.append((path, status.st_size, status.st_mtime_ns))
+    return digest(repr((stamps, sys.version_info[:2])).encode("utf-8", "surrogatepass"))
+
+
+def _code_content_digest() -> str:
+    package = os.path.dirname(os.path.abspath(__file__))
+    hasher = hashlib.sha256(repr(sys.version_info[:2]).encode())
+    for path in _package_sources():
+        with open(path, "rb") as handle:
+            data = handle.read()
+        hasher.update(os.path.relpath(path, package).replace(os.sep, "/").encode("utf-8", "surrogatepass"))
+        hasher.update(len(data).to_bytes(8, "big"))
+        hasher.update(data)
+    return hasher.hexdigest()
 
 
 class DiskCache:

@@ -13,6 +13,7 @@ This module imports no parser: a warm run never loads libcst.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 from keydrift.diskcache import CACHE_DIRECTORY, DiskCache, code_fingerprint, digest, directory_mtime, file_digest
@@ -23,25 +24,43 @@ _UNCACHED_CODES = ("KD901",)
 
 
 def check_cached(source: Union[str, bytes], path: str, config: Config) -> List[Finding]:
-    """``engine.check_source`` through the results cache (when ``config.cache``)."""
+    """``engine.check_source`` through the results cache (when ``config.cache``). The file is
+    analyzed under one spelling of its path (``./app/x.py`` is ``app/x.py``), so the CLI and the
+    flake8 plugin share entries; findings come back under the caller's spelling."""
+    spelled, path = path, _canonical(path)
     if not config.cache:
         from keydrift.engine import check_source
 
-        return check_source(source, path, config)
+        return _respelled(check_source(source, path, config), path, spelled)
     data = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
     cache = _cache_for(config)
-    key = _entry_key(path, config)
+    key = _entry_key(path, config, cache)
     source_digest = digest(data)
     found = _valid_findings(cache.load(key), source_digest)
     if found is not None:
-        return found
+        return _respelled(found, path, spelled)
     from keydrift.engine import check_source_recorded
 
     findings, deps = check_source_recorded(source, path, config)
     if not any(f.code in _UNCACHED_CODES for f in findings):
         cache.store(key, {"digest": source_digest, "deps": deps,
                           "findings": [_finding_to_json(f) for f in findings]})
-    return findings
+    return _respelled(findings, path, spelled)
+
+
+def _canonical(path: str) -> str:
+    """``./app/x.py`` and ``app//x.py`` as ``app/x.py``; standard input's name as it is."""
+    return os.path.normpath(path) if path not in ("", "-", "stdin") else path
+
+
+def _respelled(findings: List[Finding], canonical: str, spelled: str) -> List[Finding]:
+    if canonical == spelled:
+        return findings
+
+    def own(where: str) -> str:
+        return spelled if where == canonical else where
+    return [replace(f, path=own(f.path), related=tuple(replace(r, path=own(r.path)) for r in f.related))
+            for f in findings]
 
 
 _CACHES: Dict[str, DiskCache] = {}
@@ -54,10 +73,13 @@ def _cache_for(config: Config) -> DiskCache:
     return _CACHES[root]
 
 
-def _entry_key(path: str, config: Config) -> str:
+def _entry_key(path: str, config: Config, cache: DiskCache) -> str:
+    """By the file (however the front end spells its path: ``./app/x.py`` from flake8 and
+    ``app/x.py`` from the CLI share an entry), the working directory (messages name other files
+    relative to it), the settings and keydrift's code."""
     settings = (config.root, config.config_file, config.boundary, config.normalizers, config.readers,
                 config.writers, config.tables, config.select, config.ignore)
-    identity = repr((os.getcwd(), path, os.path.abspath(path), settings, code_fingerprint()))
+    identity = repr((os.getcwd(), os.path.abspath(path), settings, code_fingerprint(cache)))
     return "r-" + digest(identity.encode("utf-8", "surrogatepass"))
 
 
