@@ -419,6 +419,7 @@ def test_progress_is_shown_on_a_terminal_only(capsys, database, monkeypatch):
     assert main(["audit-db", f"sqlite:///{database}", os.path.join(FIXTURES, "django_project"),
                  "--only", "domains.url"]) == 1
     assert "rows of domains.url" in terminal.getvalue() and "100%" in terminal.getvalue()
+    assert "[4/4] " in terminal.getvalue()  # the scan of the project shows its files too
     assert main(["audit-db", f"sqlite:///{database}", os.path.join(FIXTURES, "django_project"),
                  "--only", "domains.url", "--quiet"]) == 1
     assert terminal.getvalue().count("rows of domains.url") == 1  # nothing more with --quiet

@@ -112,7 +112,7 @@ def _targets(engine: Any, shown: str, args: argparse.Namespace, config: Any, set
     from keydrift.audit import connect, reflect
     from keydrift.audit.discovery import key_columns
 
-    keys, skipped = key_columns(list(args.paths), config, settings.columns)
+    keys, skipped = key_columns(list(args.paths), config, settings.columns, None if args.quiet else sys.stderr)
     keys = _selected(keys, settings.ignore, skipped)
     try:
         schema = reflect.Schema(engine, args.schema)

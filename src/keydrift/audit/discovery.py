@@ -14,12 +14,13 @@ import ast
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Set, Tuple
+from typing import Dict, Iterator, List, Optional, Set, TextIO, Tuple
 
 from keydrift.audit.model import KeyColumn, Skipped
 from keydrift.audit.tables import ModelTable, framework_models, model_tables, module_layer
 from keydrift.config import is_excluded
 from keydrift.frameworks import schema
+from keydrift.output.progress import Progress
 from keydrift.types import Config
 from keydrift.vocabulary import DATABASE_VOCABULARY
 
@@ -67,14 +68,21 @@ def _skip(path: str, config: Config) -> bool:
             or os.path.isfile(os.path.join(path, "pyvenv.cfg")) or is_excluded(path, config))
 
 
-def key_columns(paths: List[str], config: Config, configured: List[Tuple[str, str, Optional[str]]]
-                ) -> Tuple[List[KeyColumn], List[Skipped]]:
-    """The key columns of the project under ``paths``, and the keys that map to no column."""
+def key_columns(paths: List[str], config: Config, configured: List[Tuple[str, str, Optional[str]]],
+                progress_stream: Optional[TextIO] = None) -> Tuple[List[KeyColumn], List[Skipped]]:
+    """The key columns of the project under ``paths``, and the keys that map to no column.
+    A long scan shows ``[n/N] path`` on ``progress_stream`` when it is a terminal."""
     from keydrift.audit import analysis_bridge  # loads libcst and the analysis
 
     found = _Found()
-    for path in project_files(paths, config):
-        _read_file(path, config, found, analysis_bridge)
+    files = list(project_files(paths, config))
+    progress = Progress(progress_stream, len(files))
+    try:
+        for number, path in enumerate(files, start=1):
+            progress.show(number, path)
+            _read_file(path, config, found, analysis_bridge)
+    finally:
+        progress.clear()
     _layerless_models(found)
     for table, column, kind in configured:
         found.add(table, column, _CONFIGURED + (f" ({kind})" if kind else ""))
