@@ -23,6 +23,7 @@ from keydrift.diskcache import digest
 from keydrift.analysis.project import ProjectIndex, module_name_for, project_index
 from keydrift.config import called_name, import_root
 from keydrift.analysis.positions import resolve_positions
+from keydrift.analysis.receivers import called_database_methods
 from keydrift.rules import ALL_RULES, rule_selected
 from keydrift.source import ANALYSIS_ERROR, PARSE_ERROR, SourceError, decode_source  # noqa: F401 - engine API
 from keydrift.timing import count, stage
@@ -102,7 +103,7 @@ def database_relevant(text: str, path: str, config: Config) -> bool:
     through project helpers has no vocabulary of its own)."""
     if DATABASE_VOCABULARY.search(text) is not None or _mentions_wrapper(text, config):
         return True
-    return _imports_database_helpers(text, path, config)
+    return _imports_database_helpers(text, path, config) or _calls_database_methods(text, path, config)
 
 
 def _mentions_wrapper(text: str, config: Config) -> bool:
@@ -167,6 +168,17 @@ def _imports_database_helpers(text: str, path: str, config: Config) -> bool:
             export = project.module_export(candidate, file)
             if any(summary.accesses for summary in export.summaries.values()):
                 return True
+    return False
+
+
+def _calls_database_methods(text: str, path: str, config: Config) -> bool:
+    """Whether the file calls a method the project defines once, next to database code
+    (``self.store.add_threepid(...)``): a read or a write through a receiver."""
+    project, file, _, _ = _locate(path, config)
+    for module, qualified in called_database_methods(text, project.root, project.module_name_of):
+        summary = project.summary(module, qualified, file)
+        if summary is not None and summary.accesses:
+            return True
     return False
 
 

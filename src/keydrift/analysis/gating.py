@@ -47,6 +47,7 @@ class _Names:
     called: Set[str] = field(default_factory=set)
     returns_parameter: bool = False
     table_helper: bool = False  # calls an in-house table helper with a dict of columns
+    self_attributes: bool = False  # assigns self.x
 
 
 def reduced_source(text: str, tree: ast.Module, module_name: str = "", extra_words: Sequence[str] = (),
@@ -140,6 +141,9 @@ def _collect(function: ast.AST) -> _Names:
             found.names.add(node.id)  # type: ignore[attr-defined]
         elif kind is ast.Attribute:
             found.attributes.add(node.attr)  # type: ignore[attr-defined]
+            if isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) \
+                    and node.value.id == "self":  # type: ignore[attr-defined]
+                found.self_attributes = True
         elif kind is ast.keyword:
             if node.arg:  # type: ignore[attr-defined]
                 found.names.add(node.arg)  # type: ignore[attr-defined]
@@ -173,6 +177,8 @@ def _note_helper_call(callee: str, call: ast.Call, found: _Names) -> None:
 def _mentions_keys(name: str, found: _Names, extra: FrozenSet[str]) -> bool:
     if name in STORING_METHODS or name.startswith("clean") or found.table_helper:
         return True
+    if name == "__init__" and found.self_attributes:
+        return True  # what it assigns to self.x tells the class of the receivers self.x.m()
     if found.attributes & KEY_ATTRIBUTES or found.names & KEY_NAMES:
         return True
     if found.names & STORE_CLIENTS and found.attributes & _STORE_METHODS:

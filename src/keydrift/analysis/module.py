@@ -15,6 +15,7 @@ from keydrift.analysis.helpernames import is_runner_name
 from keydrift.analysis.facts import NORMALIZER, READ, WRITE, KeyAccess, Step, Value
 from keydrift.analysis.keyflow import FunctionWalker, ModuleFacts, module_info
 from keydrift.analysis.models import Rewrite
+from keydrift.analysis.receivers import class_infos, param_annotations, resolvable_by_name, unique_method
 from keydrift.analysis.summaries import FunctionSummary, summarize_access, summarize_copies, summarize_return, summarize_rows
 from keydrift.analysis.values import dotted_name, last_name
 from keydrift.frameworks import task_queues as tasks
@@ -133,6 +134,8 @@ class ModuleAnalysis:
         self.units = {u.name: u for u in function_units(module.body)}
         self.classes = {n.name.value for n in module.body if isinstance(n, cst.ClassDef)}
         self.imports = import_map(module, module_name, is_package)
+        self.class_infos = class_infos(module)
+        self.annotations: Dict[str, Dict[str, str]] = {}  # function -> parameter -> class
         self.walkers: Dict[str, FunctionWalker] = {}
         self.statement_of: Dict[int, cst.CSTNode] = {}  # filled by the walkers: id(access node) -> statement
         self.summaries: Dict[str, Optional[FunctionSummary]] = {}
@@ -235,24 +238,100 @@ class ModuleAnalysis:
         label = f"{dotted_name(func) or method}()"
         if isinstance(owner, cst.Name):
             if owner.value in ("self", "cls") and walker.class_name:
-                return self._local(f"{walker.class_name}.{method}", label)
+                return self._method_of_class(walker.class_name, method, label)
             class_name = self._class_of_variable(owner.value, walker)
             if class_name:
-                return self._by_name(class_name, method, label)
+                return self._method_of_class(class_name, method, label)
             if owner.value in self.classes or owner.value in self.imports:
                 return self._by_name(owner.value, method, label)
         dotted = dotted_name(owner)
         if dotted in self.imports and not self.imports[dotted][1]:
             return self._external(self.imports[dotted][0], method, label)
-        return None
+        class_name = self._receiver_class(owner, walker)
+        found = self._method_of_class(class_name, method, label) if class_name else None
+        return found or self._only_definition(method, label)
 
     def _class_of_variable(self, name: str, walker: FunctionWalker) -> str:
+        """A variable bound to ``Repo(...)``, or a parameter annotated ``Repo``."""
         bound = walker.state.bound.get(name)
         if isinstance(bound, cst.Call) and isinstance(bound.func, cst.Name):
             cls = bound.func.value
             if cls in self.classes or cls in self.imports:
                 return cls
-        return ""
+        if name in walker.state.values and name not in self._annotations(walker.function):
+            return ""
+        cls = self._annotations(walker.function).get(name, "")
+        return cls if cls in self.classes or cls in self.imports else ""
+
+    def _annotations(self, function: str) -> Dict[str, str]:
+        if function not in self.annotations:
+            unit = self.units.get(function)
+            self.annotations[function] = param_annotations(unit.node) if unit is not None else {}
+        return self.annotations[function]
+
+    def _receiver_class(self, owner: cst.BaseExpression, walker: FunctionWalker, depth: int = 0) -> str:
+        """The class of ``self.repo`` (assigned or annotated in the class), of ``repo`` and of
+        ``self.get_repo()`` / ``self.hs.get_repo()`` (an accessor annotated ``-> Repo``)."""
+        if depth > 4:
+            return ""
+        if isinstance(owner, cst.Name):
+            if owner.value in ("self", "cls"):
+                return walker.class_name
+            return self._class_of_variable(owner.value, walker)
+        if isinstance(owner, cst.Attribute):
+            holder = self._receiver_class(owner.value, walker, depth + 1)
+            cls = self._class_member(holder, owner.attr.value, "attributes")
+        elif isinstance(owner, cst.Call) and isinstance(owner.func, cst.Attribute):
+            holder = self._receiver_class(owner.func.value, walker, depth + 1)
+            cls = self._class_member(holder, owner.func.attr.value, "returns")
+        else:
+            return ""
+        return cls if cls in self.classes or cls in self.imports else ""
+
+    def _class_member(self, class_name: str, name: str, table: str, depth: int = 0) -> str:
+        """An attribute's or accessor's class, declared in the class or a base of this module."""
+        info = self.class_infos.get(class_name)
+        if info is None or depth > 4:
+            return ""
+        found = getattr(info, table).get(name, "")
+        for base in info.bases if not found else ():
+            found = self._class_member(base.rsplit(".", 1)[-1], name, table, depth + 1)
+            if found:
+                break
+        return found
+
+    def _method_of_class(self, class_name: str, method: str, label: str, depth: int = 0) -> Optional[Resolved]:
+        """The method as the class defines or inherits it (bases of this module, or imported)."""
+        found = self._by_name(class_name, method, label)
+        info = self.class_infos.get(class_name)
+        if found is not None or info is None or depth > 4:
+            return found
+        for base in info.bases:
+            head = base.split(".", 1)[0]
+            if base in self.classes:
+                found = self._method_of_class(base, method, label, depth + 1)
+            elif head in self.imports:
+                found = self._by_name(base if "." not in base else head, method if "." not in base
+                                      else f"{base.split('.', 1)[1]}.{method}", label)
+            if found is not None:
+                return found
+        return None
+
+    def _only_definition(self, method: str, label: str) -> Optional[Resolved]:
+        """A receiver nothing explains: the project's only class defining a distinctively named
+        method (``store.add_threepid()``)."""
+        if not resolvable_by_name(method):
+            return None
+        if self.project is None:
+            owners = [name for name in self.units if name.count(".") == 1 and name.endswith("." + method)]
+            return self._local(owners[0], label) if len(owners) == 1 else None
+        found = unique_method(self.project.root, method, self.project.module_name_of)  # type: ignore[attr-defined]
+        if found is None:
+            return None
+        module, qualified = found
+        if module == self.module_name:
+            return self._local(qualified, label)
+        return self._external(module, qualified, label)
 
     def _by_name(self, name: str, member: str, label: str) -> Optional[Resolved]:
         qualified = f"{name}.{member}" if member else name

@@ -27,6 +27,7 @@ from keydrift.analysis.gating import reduced_source
 from keydrift.analysis.models import Rewrite
 from keydrift.analysis.parsing import SourceRejected, parse_both
 from keydrift.analysis.positions import statement_lines
+from keydrift.analysis.receivers import method_index
 from keydrift.analysis.registry import EMPTY_KEYS, ModuleKeys, keys_from_json, keys_to_json, module_keys
 from keydrift.analysis.summaries import FunctionSummary, SummaryAccess, from_json, to_json
 from keydrift.source import SourceError
@@ -83,6 +84,14 @@ class ProjectIndex:
         # keydrift's own code is part of the key: summaries change when the analysis does
         self.config_key = _digest(repr((config.normalizers, config.boundary, code_fingerprint())).encode())
 
+    def module_name_of(self, path: str) -> str:
+        return module_name_for(path, self.root)[0]
+
+    def database_methods(self) -> FrozenSet[str]:
+        """Methods the project defines once, next to database code (``analysis/receivers.py``):
+        a function calling one is kept by the function gate."""
+        return method_index(self.root, self.module_name_of).database
+
     def summary(self, module_name: str, qualified: str, near: str = "") -> Optional[FunctionSummary]:
         return self.module_summaries(module_name, near).get(qualified)
 
@@ -120,7 +129,8 @@ class ProjectIndex:
         if key in self.trees:
             self.trees.move_to_end(key)
             return self.trees[key][0]
-        gate = functools.partial(reduced_source, module_name=module_name, extra_words=self.gate_words,
+        gate = functools.partial(reduced_source, module_name=module_name,
+                                 extra_words=self.gate_words + tuple(self.database_methods()),
                                  is_project_module=lambda name: self.path_for(name, path) is not None)
         trees = parse_both(source, path, gate)
         lines = (source.count(b"\n") if isinstance(source, bytes) else source.count("\n")) + 1
@@ -381,4 +391,7 @@ def project_index(config: Config, use_cache: bool = True) -> ProjectIndex:
 
 
 def forget_indexes() -> None:
+    from keydrift.analysis import receivers
+
     _INDEXES.clear()
+    receivers.forget()

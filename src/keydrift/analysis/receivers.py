@@ -1,0 +1,230 @@
+"""Receivers of method calls: which class ``self.store``, ``repo`` or ``self.hs.get_store()`` is.
+
+Three sources, most precise first:
+
+1. what the module itself says: ``self.x = Repo(...)`` or ``self.x = x`` with ``x: Repo`` in a
+   method, ``x: Repo`` in the class body, a parameter annotated ``Repo``, an accessor method
+   annotated ``-> Repo`` (``ClassInfo``, built per module);
+2. the classes a class inherits from, in the module or imported (mixins, base stores);
+3. the project's only definition of a method of that name: a call ``<anything>.add_threepid(...)``
+   whose receiver nothing above explains resolves to the one class of the project that defines
+   ``add_threepid`` (``method_index``). Names with one token (``get``, ``save``) and names
+   defined by several classes are never resolved this way.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from keydrift.analysis.helpernames import name_tokens
+from keydrift.analysis.values import dotted_name, last_name
+from keydrift.vocabulary import DATABASE_VOCABULARY
+
+_MAX_INDEXED_FILES = 20_000
+_MAX_FILE_BYTES = 2_000_000
+_SKIPPED_DIRECTORIES = frozenset({"__pycache__", "node_modules", "venv", "build", "dist", "site-packages"})
+_CLASS = re.compile(r"^([ \t]*)class[ \t]+(\w+)", re.M)
+_METHOD = re.compile(r"^([ \t]+)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\([ \t]*(?:self|cls)\b", re.M)
+
+
+@dataclass
+class ClassInfo:
+    """What one class of the module declares about the objects it holds and returns."""
+
+    bases: List[str] = field(default_factory=list)  # dotted names as written
+    attributes: Dict[str, str] = field(default_factory=dict)  # self.x -> class name as written
+    returns: Dict[str, str] = field(default_factory=dict)  # method -> annotated return class
+
+
+def annotation_class(annotation: Optional[cst.BaseExpression]) -> str:
+    """``Repo``, ``"Repo"``, ``app.Repo``, ``Optional[Repo]``, ``Repo | None`` -> "Repo"."""
+    if annotation is None:
+        return ""
+    if isinstance(annotation, cst.SimpleString):
+        text = annotation.value.strip("'\"")
+        return text.rsplit(".", 1)[-1] if re.fullmatch(r"[A-Za-z_][\w.]*", text) else ""
+    if isinstance(annotation, cst.Subscript) and last_name(annotation.value) == "Optional" \
+            and len(annotation.slice) == 1 and isinstance(annotation.slice[0].slice, cst.Index):
+        return annotation_class(annotation.slice[0].slice.value)
+    if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+        sides = [annotation_class(annotation.left), annotation_class(annotation.right)]
+        named = [s for s in sides if s and s != "None"]
+        return named[0] if len(named) == 1 else ""
+    if isinstance(annotation, (cst.Name, cst.Attribute)):
+        name = last_name(annotation)
+        return name if name and name[0].isupper() else ""
+    return ""
+
+
+def param_annotations(function: cst.FunctionDef) -> Dict[str, str]:
+    params = function.params
+    out = {}
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        name = annotation_class(param.annotation.annotation) if param.annotation is not None else ""
+        if name:
+            out[param.name.value] = name
+    return out
+
+
+def class_infos(module: cst.Module) -> Dict[str, ClassInfo]:
+    """Every top-level class (and classes nested in if/try blocks) of the module."""
+    infos: Dict[str, ClassInfo] = {}
+    for cls in _classes(module.body):
+        info = ClassInfo([dotted_name(b.value) for b in cls.bases if dotted_name(b.value)])
+        for statement in _block(cls.body):
+            if isinstance(statement, cst.FunctionDef):
+                returned = annotation_class(statement.returns.annotation) if statement.returns is not None else ""
+                if returned:
+                    info.returns[statement.name.value] = returned
+                _self_attributes(statement, info.attributes)
+            elif isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                        name = annotation_class(small.annotation.annotation)
+                        if name:
+                            info.attributes.setdefault(small.target.value, name)
+        infos[cls.name.value] = info
+    return infos
+
+
+def _self_attributes(method: cst.FunctionDef, attributes: Dict[str, str]) -> None:
+    """``self.x = Repo(...)``, ``self.x: Repo = ...``, ``self.x = x`` with ``x: Repo``."""
+    annotated = param_annotations(method)
+    for statement in _block(method.body):
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            target, value, annotation = None, None, None
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target, value = small.targets[0].target, small.value
+            elif isinstance(small, cst.AnnAssign):
+                target, value, annotation = small.target, small.value, small.annotation.annotation
+            if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                    and target.value.value == "self"):
+                continue
+            name = annotation_class(annotation)
+            if not name and isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute)):
+                called = last_name(value.func)
+                name = called if called[:1].isupper() else ""
+            if not name and isinstance(value, cst.Name):
+                name = annotated.get(value.value, "")
+            if name:
+                attributes.setdefault(target.attr.value, name)
+
+
+def _classes(body: Sequence[cst.CSTNode]) -> Iterator[cst.ClassDef]:
+    for node in body:
+        if isinstance(node, cst.ClassDef):
+            yield node
+        elif isinstance(node, (cst.If, cst.Try)):
+            yield from _classes(_block(node.body))
+
+
+def _block(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
+    return body.body if isinstance(body, cst.IndentedBlock) else ()
+
+
+# -- the project's methods, by name ------------------------------------------------------------
+
+@dataclass
+class MethodIndex:
+    """The methods of a project's classes, by name."""
+
+    owners: Dict[str, List[Tuple[str, str]]] = field(default_factory=dict)  # name -> [(module, "C.m")]
+    # distinctive names defined once, in a file with database vocabulary: a call of one may be
+    # a read or a write even where the calling file has no vocabulary of its own
+    database: FrozenSet[str] = frozenset()
+
+
+_METHOD_INDEXES: Dict[str, MethodIndex] = {}
+_CALLED_METHOD = re.compile(r"\.([A-Za-z_]\w*)\s*\(")
+
+
+def forget() -> None:
+    _METHOD_INDEXES.clear()
+
+
+def method_index(root: str, module_of: Callable[[str], str]) -> MethodIndex:
+    index = _METHOD_INDEXES.get(root)
+    if index is None:
+        index = _METHOD_INDEXES[root] = _index(root, module_of)
+    return index
+
+
+def called_database_methods(text: str, root: str, module_of: Callable[[str], str]) -> Iterator[Tuple[str, str]]:
+    """(module, "Class.method") of each method the text calls that the project defines once, in
+    a module with database vocabulary (``self.store.add_threepid(...)`` in a handler)."""
+    index = method_index(root, module_of)
+    seen: Set[str] = set()
+    for match in _CALLED_METHOD.finditer(text):
+        name = match.group(1)
+        if name in index.database and name not in seen:
+            seen.add(name)
+            yield index.owners[name][0]
+
+
+def resolvable_by_name(method: str) -> bool:
+    """Only distinctive names: two tokens or more, not a dunder (``add_threepid``, not ``get``)."""
+    return not method.startswith("__") and len(name_tokens(method)) >= 2
+
+
+def unique_method(root: str, method: str, module_of: Callable[[str], str]) -> Optional[Tuple[str, str]]:
+    """(module, "Class.method") of the project's only class that defines ``method``."""
+    found = method_index(root, module_of).owners.get(method, ())
+    return found[0] if len(found) == 1 else None
+
+
+def _index(root: str, module_of: Callable[[str], str]) -> MethodIndex:
+    index = MethodIndex()
+    database: Set[str] = set()
+    for path in _python_files(root):
+        try:
+            with open(path, "rb") as handle:
+                text = handle.read(_MAX_FILE_BYTES).decode("utf-8", "replace")
+        except OSError:
+            continue
+        module = module_of(path)
+        if not module:
+            continue
+        names = [qualified.rsplit(".", 1)[-1] for qualified in _methods(text)]
+        for name, qualified in zip(names, _methods(text)):
+            index.owners.setdefault(name, []).append((module, qualified))
+        if names and DATABASE_VOCABULARY.search(text):
+            database.update(n for n in names if resolvable_by_name(n))
+    index.database = frozenset(n for n in database if len(index.owners.get(n, ())) == 1)
+    return index
+
+
+def _methods(text: str) -> Iterator[str]:
+    """"Class.method" for each method (first parameter ``self``/``cls``): its class is the last
+    class statement before it that is indented less."""
+    classes = [(m.start(), len(m.group(1).expandtabs()), m.group(2)) for m in _CLASS.finditer(text)]
+    for match in _METHOD.finditer(text):
+        indent = len(match.group(1).expandtabs())
+        owner = ""
+        for start, class_indent, name in classes:
+            if start > match.start():
+                break
+            if class_indent < indent:
+                owner = name
+        if owner:
+            yield f"{owner}.{match.group(2)}"
+
+
+def _python_files(root: str) -> Iterator[str]:
+    seen = 0
+    for directory, subdirectories, names in os.walk(root):
+        subdirectories[:] = sorted(
+            d for d in subdirectories if not d.startswith(".") and d not in _SKIPPED_DIRECTORIES
+            and not d.endswith(".egg-info") and not os.path.isfile(os.path.join(directory, d, "pyvenv.cfg")))
+        for name in sorted(names):
+            if name.endswith(".py"):
+                seen += 1
+                if seen > _MAX_INDEXED_FILES:
+                    return
+                yield os.path.join(directory, name)
