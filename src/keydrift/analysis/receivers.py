@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
@@ -26,6 +27,7 @@ from keydrift.analysis.values import dotted_name, last_name
 from keydrift.vocabulary import DATABASE_VOCABULARY
 
 _MAX_INDEXED_FILES = 20_000
+_MAX_INDEXED_DIRECTORIES = 5_000
 _MAX_FILE_BYTES = 2_000_000
 _SKIPPED_DIRECTORIES = frozenset({"__pycache__", "node_modules", "venv", "build", "dist", "site-packages"})
 _CLASS = re.compile(r"^([ \t]*)class[ \t]+(\w+)", re.M)
@@ -183,10 +185,8 @@ def _index(root: str, module_of: Callable[[str], str]) -> MethodIndex:
     index = MethodIndex()
     database: Set[str] = set()
     for path in _python_files(root):
-        try:
-            with open(path, "rb") as handle:
-                text = handle.read(_MAX_FILE_BYTES).decode("utf-8", "replace")
-        except OSError:
+        text = _read_regular_file(path)
+        if text is None:
             continue
         module = module_of(path)
         if not module:
@@ -216,9 +216,31 @@ def _methods(text: str) -> Iterator[str]:
             yield f"{owner}.{match.group(2)}"
 
 
+def _read_regular_file(path: str) -> Optional[str]:
+    """The file's text, or None for what is not a readable regular file (a FIFO named ``x.py``
+    must not block the run: it is opened without blocking and checked before reading)."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return None
+        with os.fdopen(descriptor, "rb", closefd=False) as handle:
+            return handle.read(_MAX_FILE_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
+
+
 def _python_files(root: str) -> Iterator[str]:
+    """Python files under the root, within bounds: a root that is not a project (``/``, a home
+    directory) must not make the index walk the whole disk."""
     seen = 0
-    for directory, subdirectories, names in os.walk(root):
+    for visited, (directory, subdirectories, names) in enumerate(os.walk(root)):
+        if visited > _MAX_INDEXED_DIRECTORIES:
+            return
         subdirectories[:] = sorted(
             d for d in subdirectories if not d.startswith(".") and d not in _SKIPPED_DIRECTORIES
             and not d.endswith(".egg-info") and not os.path.isfile(os.path.join(directory, d, "pyvenv.cfg")))

@@ -1,0 +1,62 @@
+"""Receivers of method calls (analysis/receivers.py): annotations, the project's method index."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import libcst as cst
+import pytest
+
+from keydrift.analysis import receivers
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Repo", "Repo"), ("'Repo'", "Repo"), ("app.stores.Repo", "Repo"), ("Optional[Repo]", "Repo"),
+    ("Repo | None", "Repo"), ("str", ""), ("List[Repo]", ""), ("Repo | Other", ""), ("'not a name!'", ""),
+])
+def test_annotation_class(text, expected):
+    assert receivers.annotation_class(cst.parse_expression(text)) == expected
+
+
+def test_class_infos_read_init_assignments_annotations_and_accessors():
+    module = cst.parse_module(
+        "class Handler(Base, mixins.Audit):\n"
+        "    cache: Cache\n"
+        "    def __init__(self, hs: 'Server', repo):\n"
+        "        self.hs = hs\n        self.repo = Repo(repo)\n        self.count = 0\n"
+        "    def get_store(self) -> Store:\n        return self._store\n")
+    info = receivers.class_infos(module)["Handler"]
+    assert info.bases == ["Base", "mixins.Audit"]
+    assert info.attributes == {"cache": "Cache", "hs": "Server", "repo": "Repo"}
+    assert info.returns == {"get_store": "Store"}
+
+
+def test_methods_belong_to_the_class_indented_above_them():
+    text = ("class A:\n    def add_user(self):\n        pass\n"
+            "    class Meta:\n        def meta_thing(self):\n            pass\n"
+            "def free(self):\n    pass\n"
+            "class B:\n    async def find_user(self, x):\n        pass\n")
+    assert list(receivers._methods(text)) == ["A.add_user", "Meta.meta_thing", "B.find_user"]
+
+
+def test_index_finds_methods_defined_once_and_skips_what_is_not_a_regular_file(tmp_path):
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "store.py").write_text(
+        "class Store:\n    def add_user(self, email):\n        self.db.execute('INSERT', (email,))\n"
+        "    def find_user(self, email):\n        return 1\n")
+    (tmp_path / "app" / "other.py").write_text("class Other:\n    def find_user(self, e):\n        pass\n")
+    os.mkfifo(tmp_path / "app" / "pipe.py")
+    receivers.forget()
+    result = {}
+    worker = threading.Thread(target=lambda: result.update(index=receivers.method_index(
+        str(tmp_path), lambda path: os.path.relpath(path, tmp_path)[:-3].replace(os.sep, "."))), daemon=True)
+    worker.start()
+    worker.join(20)
+    assert "index" in result, "a FIFO named like a module blocked the index"
+    index = result["index"]
+    assert index.owners["add_user"] == [("app.store", "Store.add_user")]
+    assert sorted(index.owners["find_user"]) == [("app.other", "Other.find_user"), ("app.store", "Store.find_user")]
+    assert index.database == frozenset({"add_user"})  # find_user has two owners
+    assert receivers.unique_method(str(tmp_path), "find_user", str) is None
+    receivers.forget()
