@@ -697,3 +697,24 @@ def test_plan_for_a_column_in_a_composite_unique_constraint(capsys, tmp_path):
     assert connection.execute("SELECT url FROM pages ORDER BY id").fetchall() == [
         ("https://a.test/x",), ("https://a.test/x",), ("b.test",)]
     connection.close()
+
+
+def test_a_bare_name_is_a_key_only_of_things_people_name(capsys, tmp_path):
+    path = tmp_path / "names.db"
+    connection = sqlite3.connect(path)
+    connection.executescript("""
+        CREATE TABLE app_tag (id INTEGER PRIMARY KEY, name TEXT UNIQUE);
+        CREATE TABLE app_author (id INTEGER PRIMARY KEY, name TEXT UNIQUE);
+        INSERT INTO app_tag VALUES (1, 'Python'), (2, 'python ');
+        INSERT INTO app_author VALUES (1, 'Ann'), (2, 'ann');
+    """)
+    connection.close()
+    project = write_project(tmp_path / "p", models="""
+        from django.db import models
+        class Tag(models.Model):
+            name = models.CharField(max_length=50, unique=True)
+        class Author(models.Model):
+            name = models.CharField(max_length=50, unique=True)
+    """)
+    code, document, _ = audit_json(capsys, f"sqlite:///{path}", project)
+    assert code == 1 and [f"{c['table']}.{c['column']}" for c in document["columns"]] == ["app_tag.name"]

@@ -47,10 +47,19 @@ def unique_columns(text: str, path: str, config: Config) -> Iterator[UniqueColum
     for declaration in facts.declarations:
         for column in declaration.columns:
             name = column.rsplit(".", 1)[-1]
-            if schema.natural_key_kind(name) is None:
+            if schema.natural_key_kind(name) is None or _label_name(name, declaration.entity, facts.table_of_class):
                 continue
             yield (declaration.entity, name, lines.get(id(declaration.node), 0), declaration.via,
                    dict(facts.table_of_class))
+
+
+def _label_name(column: str, entity: str, table_of_class: Dict[str, str]) -> bool:
+    """A bare ``name`` is a key only of a thing people name (``Tag.name``), not of an author or a
+    job: the same judgement as KD301's."""
+    if schema.name_tokens(column) != (schema.NAME,):
+        return False
+    classes = {c for t, c in table_of_class.items() if t == entity}
+    return not any(schema.names_kind_of_thing(e) for e in {entity} | classes)
 
 
 def _line_numbers(module: object) -> Dict[int, int]:
