@@ -718,3 +718,19 @@ def test_a_bare_name_is_a_key_only_of_things_people_name(capsys, tmp_path):
     """)
     code, document, _ = audit_json(capsys, f"sqlite:///{path}", project)
     assert code == 1 and [f"{c['table']}.{c['column']}" for c in document["columns"]] == ["app_tag.name"]
+
+
+def test_a_column_that_fails_half_way_leaves_no_plan_behind(capsys, database, tmp_path, monkeypatch):
+    from keydrift.audit.queries import Queries
+
+    def unreadable(*args, **kwargs):
+        raise sqlite3.OperationalError("attempt to read a locked table")
+
+    monkeypatch.setattr(Queries, "rows_of", unreadable)
+    plan = tmp_path / "plan.sql"
+    code, document, _ = audit_json(capsys, f"sqlite:///{database}", os.path.join(FIXTURES, "django_project"),
+                                   "--plan", str(plan))
+    skipped = {s["column"]: s["reason"] for s in document["skipped"]}
+    assert "attempt to read a locked table" in skipped["domains.url"]
+    sql = plan.read_text()
+    assert "domains" not in sql and "UPDATE audit_results SET url" in sql  # the rewrite needs no rows_of

@@ -18,6 +18,8 @@ unique index on the normalized form, where SQL can express it.
 from __future__ import annotations
 
 import datetime
+import shutil
+import tempfile
 from typing import Any, Iterator, List, Sequence, TextIO, Tuple
 
 from keydrift import __version__
@@ -29,6 +31,7 @@ from keydrift.audit.reflect import Target
 
 # groups whose rows are read in one query (their spellings go in IN lists of IN_LIST values)
 _GROUPS_PER_QUERY = 200
+_SPOOL_BYTES = 8 << 20  # a column's plan is kept in memory up to this size, then on disk
 
 
 def literal(value: Any) -> str:
@@ -64,6 +67,19 @@ class PlanWriter:
         self.q = queries
 
     def column(self, target: Target, form: NormalForm, scratch: Scratch) -> None:
+        """One column's part of the plan, written only once all of it could be made: a column
+        whose rows cannot be read half-way leaves nothing behind (spooled to disk when large)."""
+        final = self.out
+        with tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES, mode="w+", encoding="utf-8") as part:
+            self.out = part  # type: ignore[assignment]
+            try:
+                self._column(target, form, scratch)
+            finally:
+                self.out = final
+            part.seek(0)
+            shutil.copyfileobj(part, final)
+
+    def _column(self, target: Target, form: NormalForm, scratch: Scratch) -> None:
         groups, rows = scratch.totals()
         self.out.write(f"\n-- {target.label}: {_count(groups, 'key')} in more than one spelling, {_count(rows, 'row')} "
                        f"(normal form: {form.description})\n")
