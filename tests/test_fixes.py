@@ -276,3 +276,13 @@ def test_fix_with_a_baseline_reports_only_new_remaining_findings(project, capsys
     status, out, err = run(capsys, "--fix", "--baseline", "baseline.json", ".")
     assert "app/paths.py" in out and "app/hosts.py" not in out and status == 1
     assert "fixed 1 finding in 1 file, 2 remaining" in err
+
+
+def test_fix_reports_the_project_registry_findings_that_remain(tmp_path, monkeypatch, capsys):
+    """KD108-KD110 come from the registry of the whole project: --fix reports them too."""
+    work = tmp_path / "project"
+    shutil.copytree(FIXTURES / "kd108-near-miss-normalizer-not-configured" / "before", work)
+    (work / ".git").mkdir()
+    monkeypatch.chdir(work)
+    status, out, _ = run(capsys, "--fix", "--unsafe-fixes", ".")
+    assert status == 1 and "accounts/profile.py:5:5: KD108" in out

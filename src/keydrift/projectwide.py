@@ -20,6 +20,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from keydrift.diskcache import CACHE_DIRECTORY, DiskCache, code_fingerprint, digest, file_digest
 from keydrift.files import walk
 from keydrift.timing import stage
+from keydrift.results import fix_from_json, fix_to_json
 from keydrift.types import Config, Finding, Location
 
 _MEMO: Dict[str, Tuple[Dict[str, str], Dict[str, List[Finding]]]] = {}
@@ -153,12 +154,12 @@ def _finding(item: object, path: str, root: str) -> Finding:
     related = tuple(Location(_shown(os.path.join(root, s.path)), s.line, s.col, note)
                     for s, note in item.related)  # type: ignore[attr-defined]
     return Finding(item.code, item.message, path, site.line, site.col, site.end_line or site.line,  # type: ignore[attr-defined]
-                   related, tuple(item.fingerprint))  # type: ignore[attr-defined]
+                   related, tuple(item.fingerprint), fix=item.fix)  # type: ignore[attr-defined]
 
 
 def _as_given(finding: Finding, path: str) -> Finding:
     return Finding(finding.code, finding.message, path, finding.line, finding.col, finding.end_line,
-                   finding.related, finding.fingerprint)
+                   finding.related, finding.fingerprint, fix=finding.fix)
 
 
 def _load(entry: Optional[dict], state: Dict[str, str]) -> Optional[Dict[str, List[Finding]]]:
@@ -172,11 +173,12 @@ def _load(entry: Optional[dict], state: Dict[str, str]) -> Optional[Dict[str, Li
 
 def _to_json(finding: Finding) -> list:
     return [finding.code, finding.message, finding.line, finding.col, finding.end_line,
-            [[r.path, r.line, r.col, r.note] for r in finding.related], list(finding.fingerprint)]
+            [[r.path, r.line, r.col, r.note] for r in finding.related], list(finding.fingerprint),
+            fix_to_json(finding.fix)]
 
 
 def _from_json(item: list, path: str) -> Finding:
-    code, message, line, col, end_line, related, fingerprint = item
+    code, message, line, col, end_line, related, fingerprint, fix = item
     return Finding(str(code), str(message), path, int(line), int(col), int(end_line),
                    tuple(Location(str(p), int(l), int(c), str(n)) for p, l, c, n in related),
-                   tuple(str(x) for x in fingerprint))
+                   tuple(str(x) for x in fingerprint), fix=fix_from_json(fix))

@@ -106,17 +106,17 @@ def _finding_to_json(finding: Finding) -> Dict[str, Any]:
     return {"code": finding.code, "message": finding.message, "path": finding.path, "line": finding.line,
             "col": finding.col, "end_line": finding.end_line, "fingerprint": list(finding.fingerprint),
             "related": [[r.path, r.line, r.col, r.note] for r in finding.related],
-            "end_col": finding.end_col, "fix": _fix_to_json(finding.fix)}
+            "end_col": finding.end_col, "fix": fix_to_json(finding.fix)}
 
 
-def _fix_to_json(fix: Optional[FixFacts]) -> Optional[List[Any]]:
+def fix_to_json(fix: Optional[FixFacts]) -> Optional[List[Any]]:
     if fix is None:
         return None
     t = fix.target
     return [[t.line, t.col, t.end_line, t.end_col], fix.entity, fix.field, fix.normalizer, fix.value]
 
 
-def _fix_from_json(item: Optional[Sequence[Any]]) -> Optional[FixFacts]:
+def fix_from_json(item: Optional[Sequence[Any]]) -> Optional[FixFacts]:
     if item is None:
         return None
     (line, col, end_line, end_col), entity, field, normalizer, value = item
@@ -130,4 +130,4 @@ def _finding_from_json(item: Dict[str, Any]) -> Finding:
                    line=int(item["line"]), col=int(item["col"]), end_line=int(item["end_line"]),
                    related=tuple(Location(str(p), int(l), int(c), str(n)) for p, l, c, n in related),
                    fingerprint=tuple(str(part) for part in item["fingerprint"]),
-                   end_col=int(item.get("end_col", 0)), fix=_fix_from_json(item.get("fix")))
+                   end_col=int(item.get("end_col", 0)), fix=fix_from_json(item.get("fix")))

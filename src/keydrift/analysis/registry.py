@@ -31,6 +31,7 @@ from keydrift.analysis.facts import (
 from keydrift.analysis.pairing import canonical_step
 from keydrift.analysis.positions import statement_nodes
 from keydrift.analysis.summaries import parameter_of
+from keydrift.types import FixFacts
 
 # Step kinds that canonicalize a key (the same input always gives the same stored form); other
 # kinds (an unknown call, an f-string, a field of a fetch result, URL surgery) make a value's form
@@ -413,6 +414,7 @@ class ProjectFinding:
     site: Site
     related: Tuple[Tuple[Site, str], ...] = ()
     fingerprint: Tuple[str, ...] = ()
+    fix: Optional[FixFacts] = None  # for keydrift.fixes: the statement, the value and its normalizer
 
 
 def same_function(first: KeyUse, second: KeyUse) -> bool:

@@ -4,10 +4,11 @@ function, file and line; the helper chain a use went through."""
 from __future__ import annotations
 
 import os
-from typing import Iterator, Tuple
+from typing import Iterator, Optional, Tuple
 
 from keydrift.analysis.registry import KeyUse, ProjectFinding, Registry, Site
 from keydrift.rules._kd1 import short
+from keydrift.types import FixFacts, Span
 
 
 def chain_text(use: KeyUse, verb: str, root: str = "") -> str:
@@ -36,11 +37,22 @@ def where(function: str, site: Site, registry: Registry) -> str:
 
 
 def finding(code: str, use: KeyUse, message: str, other: Tuple[Site, str], verb: str,
-            registry: Registry) -> ProjectFinding:
+            registry: Registry, fix: Optional[FixFacts] = None) -> ProjectFinding:
     """A finding at ``use`` whose other side is ``other``; SARIF gets both as related locations."""
     related = ((use.site, f"{verb} by {short(use.value_text)}"), other)
     return ProjectFinding(code, f"{code} {message}{chain_text(use, verb, registry.root)}", use.site, related,
-                          (code, use.entity, use.field, use.function))
+                          (code, use.entity, use.field, use.function), fix)
+
+
+def normalize_here(use: KeyUse, normalizer: str) -> Optional[FixFacts]:
+    """For the fix (keydrift.fixes): apply ``normalizer`` (its name) to the value ``use`` passes,
+    in the statement of ``use`` (a span ending at column 0 names the statement's lines), when
+    the value is passed there and not inside a helper."""
+    if use.chain or not use.value_text:
+        return None
+    site = use.site
+    return FixFacts(Span(site.line, site.col, site.end_line or site.line, 0), use.entity, use.field, normalizer,
+                    use.value_text)
 
 
 def project_registry(facts: object) -> Iterator[Registry]:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Optional
 
+from keydrift.analysis.facts import NORMALIZER
 from keydrift.analysis.registry import (
-    Origin, ProjectFinding, describe, form_of, forms_disagree, reportable_lookup, same_function, stored_form,
+    Form, KeyUse, Origin, ProjectFinding, describe, form_of, forms_disagree, reportable_lookup, same_function,
+    stored_form,
 )
 from keydrift.rules._base import Rule
 from keydrift.rules._examples import Invalid, Valid
 from keydrift.rules._kd1 import short
-from keydrift.rules._registry import finding, project_registry, where
+from keydrift.rules._registry import finding, normalize_here, project_registry, where
+from keydrift.types import FixFacts
 
 
 _MODELS = """
@@ -120,4 +123,14 @@ class LookupDiffersFromStoredForm(Rule):
                         f"{record.target()} is stored {describe(form)} by {where(evidence.by, evidence.site, registry)} "
                         f"but looked up {describe(looked_up)} here by {short(lookup.value_text)}; "
                         f"the lookup misses rows stored the other way"),
-                        (evidence.site, f"stored {describe(form)}"), "looked up", registry)
+                        (evidence.site, f"stored {describe(form)}"), "looked up", registry,
+                        _fix(lookup, looked_up, form))
+
+
+def _fix(lookup: KeyUse, looked_up: Form, stored: Form) -> Optional[FixFacts]:
+    """A raw lookup of a key stored through one normalizer: the fix applies it to the lookup
+    (when that normalizer is a configured one; keydrift.fixes decides)."""
+    if looked_up or len(stored) != 1:
+        return None
+    [(kind, name)] = stored
+    return normalize_here(lookup, name) if kind == NORMALIZER else None
