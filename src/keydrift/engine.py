@@ -20,7 +20,8 @@ from keydrift.analysis.module import analyze
 from keydrift.analysis.parsing import SourceRejected
 from keydrift import budget as time_budget
 from keydrift.diskcache import digest
-from keydrift.analysis.project import ProjectIndex, module_name_for, project_index
+from keydrift.analysis.imports import absolute_module, module_name_for
+from keydrift.analysis.project import ProjectIndex, project_index
 from keydrift.config import called_name, import_root
 from keydrift.analysis.positions import resolve_positions
 from keydrift.analysis.receivers import called_database_methods
@@ -183,14 +184,9 @@ def _calls_database_methods(text: str, path: str, config: Config) -> bool:
 
 
 def _from_import_modules(relative: str, names: str, module_name: str, is_package: bool) -> List[str]:
-    level = len(relative) - len(relative.lstrip("."))
-    base = relative.lstrip(".")
-    if level:
-        parts = module_name.split(".") if module_name else []
-        if not is_package:
-            parts = parts[:-1]
-        parts = parts[: len(parts) - (level - 1)] if level - 1 <= len(parts) else []
-        base = ".".join(parts + ([base] if base else []))
+    target = relative.lstrip(".")
+    base = absolute_module(target, len(relative) - len(target), module_name, is_package)
+    base = target if base is None else base  # above the top package: try it as written
     imported = [n.split(" as ")[0].strip() for n in names.split(",") if n.strip()]
     return ([base] if base else []) + [f"{base}.{n}" if base else n for n in imported]
 

@@ -12,6 +12,7 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
+from keydrift.analysis.imports import cst_bindings
 from keydrift.analysis.facts import Step, Value
 from keydrift.analysis.values import Evaluator, code, last_name
 from keydrift.frameworks import schema
@@ -168,15 +169,7 @@ def _class_fields(cls: cst.ClassDef) -> Iterator[Tuple[str, cst.Call]]:
 def _imports_django(module: cst.Module) -> bool:
     """Whether the module imports Django (and not mongoengine, whose documents also have
     ``clean()``): its model classes are Django models."""
-    roots = set()
-    for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
-                roots.add(code(small.module).split(".", 1)[0])
-            elif isinstance(small, cst.Import):
-                roots.update(code(alias.name).split(".", 1)[0] for alias in small.names)
+    roots = {source.split(".", 1)[0] for _, source, _ in cst_bindings(module)}
     return "django" in roots and "mongoengine" not in roots
 
 

@@ -12,6 +12,7 @@ import libcst as cst
 from keydrift.analysis import pairing
 from keydrift.analysis.boundary import is_known_normalizer
 from keydrift.analysis.helpernames import is_runner_name
+from keydrift.analysis.imports import cst_bindings
 from keydrift.analysis.facts import NORMALIZER, READ, WRITE, KeyAccess, Step, Value
 from keydrift.analysis.keyflow import FunctionWalker, ModuleFacts, module_info
 from keydrift.analysis.models import Rewrite
@@ -81,41 +82,8 @@ def function_units(body: Sequence[cst.CSTNode], prefix: str = "", class_name: st
 
 def import_map(module: cst.Module, module_name: str, is_package: bool) -> Dict[str, Tuple[str, str]]:
     """Local name -> (module, symbol); symbol "" when the name is a module."""
-    imports: Dict[str, Tuple[str, str]] = {}
-    for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, cst.Import):
-                for alias in small.names:
-                    full = dotted_name(alias.name)
-                    if alias.asname is not None:
-                        imports[last_name(alias.asname.name)] = (full, "")
-                    else:
-                        imports[full] = (full, "")
-            elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
-                base = _absolute(small, module_name, is_package)
-                if base is None:
-                    continue
-                for alias in small.names:
-                    symbol = dotted_name(alias.name)
-                    local = last_name(alias.asname.name) if alias.asname is not None else symbol
-                    imports[local] = (base, symbol)
-    return imports
-
-
-def _absolute(node: cst.ImportFrom, module_name: str, is_package: bool) -> Optional[str]:
-    target = dotted_name(node.module) if node.module is not None else ""
-    level = len(node.relative)
-    if level == 0:
-        return target
-    parts = module_name.split(".") if module_name else []
-    if not is_package:
-        parts = parts[:-1]
-    if level - 1 > len(parts):
-        return None
-    base = parts[: len(parts) - (level - 1)]
-    return ".".join(base + ([target] if target else []))
+    return {local: (source, symbol) for local, source, symbol in cst_bindings(module, module_name, is_package)
+            if not source.startswith(".")}
 
 
 class ModuleAnalysis:

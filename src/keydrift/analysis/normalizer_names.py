@@ -18,14 +18,14 @@ calls it, goes only into a logger call, ``print`` or a template (judged by where
 from __future__ import annotations
 
 import functools
-import os
 import re
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterator, List, Sequence, Set, Tuple
 
 import libcst as cst
 
-from keydrift.analysis.values import dotted_name, last_name
+from keydrift.analysis.imports import cst_bindings, module_name_of  # noqa: F401 - module_name_of: callers' import
+from keydrift.analysis.values import last_name
 from keydrift.frameworks import transforms
 from keydrift.types import Config
 
@@ -89,23 +89,6 @@ def _last_components(names: Tuple[str, ...]) -> FrozenSet[str]:
     return frozenset(n.rsplit(".", 1)[-1] for n in names)
 
 
-def module_name_of(path: str, config: Config) -> str:
-    """``app/models.py`` under the project root -> ``app.models``."""
-    if not path:
-        return ""
-    absolute = os.path.abspath(path)
-    root = os.path.abspath(config.root or ".")
-    relative = os.path.relpath(absolute, root) if absolute.startswith(root + os.sep) else path
-    for suffix in (".pyi", ".py"):
-        if relative.endswith(suffix):
-            relative = relative[: -len(suffix)]
-            break
-    parts = [p for p in re.split(r"[\\/]+", relative) if p and p != "."]
-    if parts and parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
 def normalizer_functions(module: cst.Module, config: Config) -> Iterator[Tuple[str, cst.FunctionDef]]:
     """(qualified name, definition) of every normalizer, walking statements only."""
     for qualified, node in qualified_functions(module.body, ""):
@@ -156,26 +139,16 @@ def url_parse_names(module: cst.Module) -> UrlParseNames:
     functions: Dict[str, str] = {}
     modules: Set[str] = set()
     foreign: Set[str] = set()
-    for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
-                source = dotted_name(small.module) if small.module is not None else ""
-                for alias in small.names:
-                    name = dotted_name(alias.name)
-                    local = last_name(alias.asname.name) if alias.asname is not None else name
-                    if source in URL_PARSE_MODULES:
-                        functions[local] = name
-                    elif source == "urllib" and name == "parse":
-                        modules.add(local)
-                    else:
-                        foreign.add(local)
-            elif isinstance(small, cst.Import):
-                for alias in small.names:
-                    full = dotted_name(alias.name)
-                    if full in URL_PARSE_MODULES:
-                        modules.add(last_name(alias.asname.name) if alias.asname is not None else full)
+    for local, source, symbol in cst_bindings(module):
+        if not symbol:  # import x.y [as z]
+            if source in URL_PARSE_MODULES:
+                modules.add(local)
+        elif source in URL_PARSE_MODULES:
+            functions[local] = symbol
+        elif source == "urllib" and symbol == "parse":
+            modules.add(local)
+        else:
+            foreign.add(local)
     return UrlParseNames(functions, frozenset(modules), frozenset(foreign))
 
 

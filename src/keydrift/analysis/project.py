@@ -22,6 +22,7 @@ import libcst as cst
 from keydrift.diskcache import (
     CACHE_DIRECTORY, DiskCache, code_fingerprint, digest as _digest, directory_mtime, file_digest,
 )
+from keydrift.analysis.imports import SOURCE_ROOTS, module_name_for  # noqa: F401 - module_name_for: the index's API
 from keydrift.analysis.facts import Step
 from keydrift.analysis.gating import reduced_source
 from keydrift.analysis.models import Rewrite
@@ -35,30 +36,9 @@ from keydrift.timing import count, stage
 from keydrift.config import called_name
 from keydrift.types import Config
 
-_SOURCE_ROOTS = ("", "src")
 # Parsed modules kept in memory, by their lines (a libcst tree costs ~2 KB a line): a checked
 # file is often imported by the next ones, and the other way round.
 _TREE_LINES_KEPT = 40_000
-
-
-def module_name_for(path: str, root: str) -> Tuple[str, bool]:
-    """``app/repo.py`` under ``root`` -> ("app.repo", False); a package's ``__init__`` -> True."""
-    try:
-        relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
-    except ValueError:
-        return "", False
-    if relative.startswith(".."):
-        return "", False
-    parts = relative.replace(os.sep, "/").split("/")
-    if parts and parts[0] in _SOURCE_ROOTS[1:]:
-        parts = parts[1:]
-    if not parts or not parts[-1].endswith((".py", ".pyi")):
-        return "", False
-    parts[-1] = parts[-1].rsplit(".", 1)[0]
-    is_package = parts[-1] == "__init__"
-    if is_package:
-        parts = parts[:-1]
-    return ".".join(parts), is_package
 
 
 class ProjectIndex:
@@ -113,7 +93,7 @@ class ProjectIndex:
         parts = module_name.split(".")
         relative = os.path.join(*parts)
         for root in self._search_roots(near):
-            for source_root in _SOURCE_ROOTS:
+            for source_root in SOURCE_ROOTS:
                 base = os.path.join(root, source_root, relative)
                 for candidate in (base + ".py", os.path.join(base, "__init__.py")):
                     if os.path.isfile(candidate):

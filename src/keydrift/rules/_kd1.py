@@ -9,7 +9,7 @@ import libcst as cst
 
 from keydrift.analysis.boundary import is_migration_module
 from keydrift.analysis.facts import CASE, NORMALIZER, SLASH, WHITESPACE, KeyAccess, Mismatch, RawFinding, RawFix, Step
-from keydrift.analysis.normalizer_names import module_name_of
+from keydrift.analysis.imports import module_name_of
 from keydrift.analysis.positions import line_ref
 from keydrift.analysis.values import dotted_name
 from keydrift.types import Config

@@ -11,7 +11,7 @@ from keydrift.analysis.facts import (
     KeyAccess, Step,
 )
 from keydrift.analysis.boundary import is_test_module
-from keydrift.analysis.normalizer_names import module_name_of
+from keydrift.analysis.imports import module_name_of
 from keydrift.frameworks.schema import natural_key_kind
 from keydrift.types import Config
 

@@ -1,0 +1,97 @@
+"""Module names and imports: the one place that turns a path into a module name, resolves a
+relative import, and lists what a module's top-level imports bind.
+
+A bound name is ``(local, module, symbol)``: ``import a.b as c`` binds ``("c", "a.b", "")``,
+``import a.b`` binds ``("a.b", "a.b", "")``, ``from ..c import d as e`` in package ``app.x``
+binds ``("e", "app.c", "d")``. A relative import that climbs above the top package keeps its
+dotted spelling (``"..c"``), which names no module.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Iterator, Optional, Tuple
+
+import libcst as cst
+
+from keydrift.types import Config
+
+Bound = Tuple[str, str, str]  # local name, module, symbol ("" when the name is the module)
+
+# Directories that hold a project's packages without being one ("src" layout).
+SOURCE_ROOTS = ("", "src")
+
+
+def module_name_for(path: str, root: str) -> Tuple[str, bool]:
+    """``app/repo.py`` under ``root`` -> ("app.repo", False); a package's ``__init__`` -> True;
+    ("", False) outside ``root`` or for a file that is not Python."""
+    try:
+        relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
+    except ValueError:
+        return "", False
+    if relative.startswith(".."):
+        return "", False
+    parts = relative.replace(os.sep, "/").split("/")
+    if parts and parts[0] in SOURCE_ROOTS[1:]:
+        parts = parts[1:]
+    if not parts or not parts[-1].endswith((".py", ".pyi")):
+        return "", False
+    parts[-1] = parts[-1].rsplit(".", 1)[0]
+    is_package = parts[-1] == "__init__"
+    if is_package:
+        parts = parts[:-1]
+    return ".".join(parts), is_package
+
+
+def module_name_of(path: str, config: Config) -> str:
+    """The module name of a file under the project root (``app/models.py`` -> ``app.models``);
+    outside it, the dotted path as given, so that test and migration packages are still told
+    by their directories."""
+    if not path:
+        return ""
+    name, _ = module_name_for(path, config.root or ".")
+    if name:
+        return name
+    relative = re.sub(r"\.pyi?$", "", path)
+    parts = [p for p in re.split(r"[\\/]+", relative) if p and p != "."]
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def absolute_module(target: str, level: int, module_name: str, is_package: bool) -> Optional[str]:
+    """The module ``from <level dots><target> import ...`` names inside ``module_name``;
+    None when the dots climb above the top package."""
+    if level == 0:
+        return target
+    parts = module_name.split(".") if module_name else []
+    if not is_package:
+        parts = parts[:-1]
+    if level - 1 > len(parts):
+        return None
+    base = parts[: len(parts) - (level - 1)]
+    return ".".join(base + ([target] if target else []))
+
+
+def cst_bindings(module: cst.Module, module_name: str = "", is_package: bool = False) -> Iterator[Bound]:
+    """What the top-level imports of a libcst module bind (``from x import *`` binds nothing)."""
+    from keydrift.analysis.values import dotted_name, last_name
+
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Import):
+                for alias in small.names:
+                    full = dotted_name(alias.name)
+                    local = last_name(alias.asname.name) if alias.asname is not None else full
+                    yield local, full, ""
+            elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                target = dotted_name(small.module) if small.module is not None else ""
+                base = absolute_module(target, len(small.relative), module_name, is_package)
+                if base is None:  # above the top package: kept as written, never a real module
+                    base = "." * len(small.relative) + target
+                for alias in small.names:
+                    symbol = dotted_name(alias.name)
+                    yield (last_name(alias.asname.name) if alias.asname is not None else symbol), base, symbol

@@ -1,0 +1,50 @@
+"""Module names and imports have one home (keydrift.analysis.imports): paths to module names,
+relative imports, and what a module's imports bind."""
+
+from __future__ import annotations
+
+import os
+
+import libcst as cst
+import pytest
+
+from keydrift.analysis.imports import absolute_module, cst_bindings, module_name_for, module_name_of
+from keydrift.types import Config
+
+
+@pytest.mark.parametrize("relative, expected", [
+    ("app/repo.py", ("app.repo", False)),
+    ("app/__init__.py", ("app", True)),
+    ("src/app/models.py", ("app.models", False)),  # src layout
+    ("app/stubs.pyi", ("app.stubs", False)),
+    ("README.md", ("", False)),
+])
+def test_module_name_for(tmp_path, relative, expected):
+    assert module_name_for(str(tmp_path / relative), str(tmp_path)) == expected
+
+
+def test_module_name_of_outside_the_root_keeps_the_directories(tmp_path):
+    config = Config(root=str(tmp_path / "project"))
+    assert module_name_of(str(tmp_path / "project" / "app" / "tests" / "test_a.py"), config) == "app.tests.test_a"
+    assert module_name_of(os.path.join("elsewhere", "migrations", "0001.py"), config) == "elsewhere.migrations.0001"
+    assert module_name_of("", config) == ""
+
+
+@pytest.mark.parametrize("target, level, module, package, expected", [
+    ("x", 0, "app.views", False, "x"),
+    ("models", 1, "app.views", False, "app.models"),
+    ("", 1, "app.views", False, "app"),
+    ("models", 1, "app", True, "app.models"),
+    ("core", 2, "app.api.views", False, "app.core"),
+    ("x", 3, "app.views", False, None),  # above the top package
+])
+def test_absolute_module(target, level, module, package, expected):
+    assert absolute_module(target, level, module, package) == expected
+
+
+def test_bindings_of_every_import_form():
+    source = ("import os\nimport urllib.parse as up\nimport a.b\nfrom .models import Page as P, Site\n"
+              "from ... import far\nfrom x import *\n")
+    bound = list(cst_bindings(cst.parse_module(source), "app.views", False))
+    assert bound == [("os", "os", ""), ("up", "urllib.parse", ""), ("a.b", "a.b", ""),
+                     ("P", "app.models", "Page"), ("Site", "app.models", "Site"), ("far", "...", "far")]
