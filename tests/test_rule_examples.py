@@ -75,3 +75,20 @@ def test_documentation_shows_the_examples_and_their_configuration():
                     assert source.rstrip() in doc, f"{rule.CODE}: {path} not in its documentation"
             if example.config and not example.shown:
                 assert example.config.strip() in doc
+
+
+def test_sarif_rule_help_and_explain_show_the_examples(capsys):
+    """SARIF's rule help carries the examples; `keydrift explain` also shows what keydrift
+    reports on each invalid one, run at that moment."""
+    from keydrift.cli import main
+    from keydrift.output.sarif import rule_descriptor
+
+    for rule in ALL_RULES:
+        example = next(e for e in rule.INVALID if not e.shown) if any(not e.shown for e in rule.INVALID) else None
+        help_text = rule_descriptor(rule)["help"]["markdown"]
+        assert "## Example" in help_text and "## Use instead" in help_text
+        if example is not None:
+            assert example.files[-1][1].rstrip() in help_text
+    assert main(["explain", "KD403"]) == 0
+    out = capsys.readouterr().out
+    assert "keydrift reports:\n```text\nexample.py:2:12: KD403 " in out

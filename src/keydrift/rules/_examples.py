@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 import textwrap
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable, List, Mapping, Optional, Tuple, Union
 
 DEFAULT_FILE = "example.py"
@@ -35,7 +36,8 @@ DEFAULT_FILE = "example.py"
 # ``# expect: KD101`` or ``# expect: KD101, KD202``; the codes run to the end of the comment.
 EXAMPLE_MARKER = re.compile(r"#\s*expect:\s*(?P<codes>KD\d{3}(?:\s*,\s*KD\d{3})*)\s*(?=#|$)")
 
-Files = Union[str, Mapping[str, str]]
+Source = Union[str, Callable[[], str]]
+Files = Union[Source, Mapping[str, Source]]
 # What keydrift reports on an example, one line per finding (``path:line:col: CODE message``).
 Reporter = Callable[["Example"], List[str]]
 
@@ -44,13 +46,21 @@ Reporter = Callable[["Example"], List[str]]
 class Example:
     """A tiny project: ``files`` as (relative path, source) pairs, the body of a
     ``[tool.keydrift]`` table (``config``), a sentence shown before it (``note``) and, for code
-    too large to show, a ``shown`` description that replaces the code in the documentation."""
+    too large to show, a ``shown`` description that replaces the code in the documentation.
 
-    files: Tuple[Tuple[str, str], ...]
+    Sources are dedented when first read, and a source may be a function that builds it (a
+    generated module): importing the rules costs nothing."""
+
+    given: Tuple[Tuple[str, Source], ...]
     valid: bool
     config: str = ""
     note: str = ""
     shown: str = ""
+
+    @cached_property
+    def files(self) -> Tuple[Tuple[str, str], ...]:
+        return tuple((path, textwrap.dedent(source() if callable(source) else source).lstrip("\n"))
+                     for path, source in self.given)
 
     def pyproject(self) -> str:
         """The pyproject.toml the example runs with ("" without configuration)."""
@@ -85,11 +95,11 @@ class Example:
         return "\n".join(parts)
 
 
-def _files(files: Files) -> Tuple[Tuple[str, str], ...]:
-    items = [(DEFAULT_FILE, files)] if isinstance(files, str) else list(files.items())
+def _files(files: Files) -> Tuple[Tuple[str, Source], ...]:
+    items = list(files.items()) if isinstance(files, Mapping) else [(DEFAULT_FILE, files)]
     if not items:
         raise ValueError("an example needs at least one file")
-    return tuple((path, textwrap.dedent(source).lstrip("\n")) for path, source in items)
+    return tuple(items)
 
 
 def Invalid(files: Files, config: str = "", note: str = "", shown: str = "") -> Example:  # noqa: N802

@@ -70,13 +70,13 @@ class FileNotAnalyzed(Rule):
     SUMMARY = "file could not be analyzed"
 
     INVALID = (
-        Invalid("def visit(url):  # expect: KD901\n    return Page.objects.get(url=url)\n\n\n"
-                "BLOB = '" + "x" * 2_000_000 + "'\n",
+        Invalid(lambda: "def visit(url):  # expect: KD901\n    return Page.objects.get(url=url)\n\n\n"
+                        "BLOB = '" + "x" * 2_000_000 + "'\n",
                 shown="A generated module of more than 2,000,000 characters (here a function that "
                       "reads a record and a large string literal)."),
     )
     VALID = (
-        Valid("def visit(url):\n    return Page.objects.get(url=url)\n\n\nBLOB = '" + "x" * 1000 + "'\n",
+        Valid(lambda: "def visit(url):\n    return Page.objects.get(url=url)\n\n\nBLOB = '" + "x" * 1000 + "'\n",
               shown="The same module with a string literal of 1,000 characters is analyzed. Exclude "
                     "generated files under `exclude` in `[tool.keydrift]`; report an internal error."),
     )
