@@ -19,6 +19,7 @@ from typing import List, Optional, Sequence, Type
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))  # document the checkout's rules, installed or not
 
+from keydrift.fixes import fix_documentation  # noqa: E402
 from keydrift.rules import ALL_RULES  # noqa: E402
 from keydrift.rules._base import Rule  # noqa: E402
 from keydrift.testing import report_example  # noqa: E402
@@ -76,8 +77,10 @@ def selection_note(rule: Type[Rule]) -> List[str]:
 
 
 def rule_section(rule: Type[Rule]) -> List[str]:
+    fix = fix_documentation(rule.CODE)
     return [f"## {rule.CODE} {rule.NAME}", "", f"*{rule.SUMMARY}*", "",
-            *demote_headings(rule.documentation(report_example)), "", *selection_note(rule)]
+            *demote_headings(rule.documentation(report_example)), "",
+            *(demote_headings(fix) + [""] if fix else []), *selection_note(rule)]
 
 
 def render(rules: Sequence[Type[Rule]] = ALL_RULES) -> str:

@@ -286,3 +286,11 @@ def test_fix_reports_the_project_registry_findings_that_remain(tmp_path, monkeyp
     monkeypatch.chdir(work)
     status, out, _ = run(capsys, "--fix", "--unsafe-fixes", ".")
     assert status == 1 and "accounts/profile.py:5:5: KD108" in out
+
+
+def test_explain_says_what_the_fix_does(capsys):
+    assert main(["explain", "KD403"]) == 0
+    out = capsys.readouterr().out
+    assert "\n## Fix\nKD403 (safe): " in out and "--unsafe-fixes" in out
+    assert main(["explain", "KD101"]) == 0
+    assert "## Fix" not in capsys.readouterr().out

@@ -575,7 +575,11 @@ def run_explain(args: argparse.Namespace) -> int:
     rule = find_rule(args.code.strip())
     if rule is None:
         raise UsageError(f"unknown rule {args.code!r}; `keydrift rules` lists them")
-    sys.stdout.write(f"{rule.CODE} ({rule.NAME})\n\n{rule.documentation(report_example)}")
+    from keydrift.fixes import fix_documentation
+
+    fix = fix_documentation(rule.CODE)
+    documentation = rule.documentation(report_example) + (f"\n{fix}" if fix else "")
+    sys.stdout.write(f"{rule.CODE} ({rule.NAME})\n\n{documentation}")
     return 0
 
 

@@ -10,6 +10,8 @@ applied only when asked for (``--unsafe-fixes``).
 
 from __future__ import annotations
 
+import inspect
+import sys
 from typing import Dict, List, Optional
 
 from keydrift.fixes import (
@@ -38,3 +40,15 @@ def fix_for(finding: Finding, document: Document, config: Config) -> Optional[Fi
 
 def fixable_codes() -> List[str]:
     return sorted(FIXERS)
+
+
+def fix_documentation(code: str) -> str:
+    """What the fix of ``code`` does, from its module's docstring, as a Markdown section ("" for
+    a rule without a fix)."""
+    fixer = FIXERS.get(code.upper())
+    module = sys.modules.get(getattr(fixer, "__module__", "")) if fixer is not None else None
+    text = inspect.cleandoc(module.__doc__ or "") if module is not None else ""
+    if not text:
+        return ""
+    return (f"## Fix\n{text}\n\nApplied by `keydrift check --fix` (an unsafe fix only with `--unsafe-fixes`) "
+            f"and offered as a quick fix by the language server.\n")
