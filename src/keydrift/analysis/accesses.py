@@ -151,9 +151,27 @@ def parse_lookup(name: str, entity: str, ctx: Context) -> Optional[Tuple[str, Fr
     return field_name, absorbs, membership
 
 
+def keyword_items(call: cst.Call, ctx: Context) -> List[Tuple[str, cst.BaseExpression]]:
+    """Keyword arguments, with ``**data`` spelled out when ``data`` is a dict literal or a dict
+    filled item by item (``data = {}; data["url"] = u``): ``create(**data)`` stores its items."""
+    items = keyword_args(call)
+    for arg in call.args:
+        if arg.star != "**":
+            continue
+        mapping = ctx.resolve(arg.value)
+        if isinstance(mapping, cst.Dict):
+            for element in mapping.elements:
+                name = ctx.string_value(element.key) if isinstance(element, cst.DictElement) else None
+                if name is not None and name.isidentifier():
+                    items.append((name, element.value))  # type: ignore[union-attr]
+        elif isinstance(mapping, cst.Call) and last_name(mapping.func) == "dict":
+            items += keyword_args(mapping)
+    return items
+
+
 def keyword_lookups(call: cst.Call, entity: str, ctx: Context, skip: FrozenSet[str] = frozenset()) -> List[Key]:
     keys = []
-    for name, value in keyword_args(call):
+    for name, value in keyword_items(call, ctx):
         if name in skip:
             continue
         parsed = parse_lookup(name, entity, ctx)
@@ -248,7 +266,7 @@ def _method_criterion(expr: cst.Call, ctx: Context) -> List[Key]:
 
 def stored_fields(call: cst.Call, entity: str, ctx: Context) -> List[Key]:
     """Keyword arguments of ``create``/``values``/a model constructor, or a dict argument."""
-    keys = [Key(entity, name, ctx.eval(value)) for name, value in keyword_args(call)
+    keys = [Key(entity, name, ctx.eval(value)) for name, value in keyword_items(call, ctx)
             if name not in django.UPSERT_DEFAULTS_KWARGS]
     for arg in positional_args(call):
         keys += mapping_fields(arg, entity, ctx)
@@ -276,7 +294,8 @@ def mapping_fields(expr: cst.BaseExpression, entity: str, ctx: Context) -> List[
 
 def constructed_instances(expr: cst.BaseExpression) -> List[cst.Call]:
     """Model constructor calls in a list/tuple/comprehension: ``[M(url=u) for u in urls]``."""
-    if isinstance(expr, cst.Call) and is_model_name(last_name(expr.func)) and keyword_args(expr):
+    if isinstance(expr, cst.Call) and is_model_name(last_name(expr.func)) \
+            and (keyword_args(expr) or any(a.star == "**" for a in expr.args)):
         return [expr]
     if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
         return [c for e in expr.elements for c in constructed_instances(e.value)]
@@ -312,7 +331,7 @@ class ChainReader:
         for ctor in instances:
             entity = last_name(ctor.func)
             keys = []
-            for name, value in keyword_args(ctor):
+            for name, value in keyword_items(ctor, self.ctx):
                 val = self.ctx.eval_in_comprehension(comprehension, value) if comprehension is not None else self.ctx.eval(value)
                 keys.append(Key(entity, name, val))
             self.emit(WRITE, keys, STORE, saves=saves)

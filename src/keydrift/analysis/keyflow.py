@@ -22,6 +22,7 @@ from keydrift.analysis.accesses import (
     constructed_instances,
     is_model_name,
     keyword_args,
+    keyword_items,
     last_name,
     positional_args,
     recognize,
@@ -50,6 +51,7 @@ _MAX_RESOLVE_DEPTH = 8
 # How a container is filled, and what creates an empty one.
 FILL_METHODS = frozenset({"append", "extend", "add", "appendleft"})
 CONTAINER_CONSTRUCTORS = frozenset({"list", "set", "dict", "deque", "defaultdict", "OrderedDict"})
+DICT_CONSTRUCTORS = frozenset({"dict", "defaultdict", "OrderedDict"})
 
 
 @dataclass
@@ -292,12 +294,20 @@ class FunctionWalker(Context):
     def _filled_container(self, node: cst.BaseExpression) -> cst.BaseExpression:
         """A container filled element by element stands for a literal of its elements: a
         comprehension handed to ``extend`` as itself, else a list (``d.values()`` too)."""
+        values_only = False
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not node.args \
                 and node.func.attr.value == "values":
-            node = node.func.value
+            node, values_only = node.func.value, True
         if not isinstance(node, cst.Name) or node.value not in self.state.filled:
             return node
         elements = self.state.filled[node.value]
+        if self._is_dict(node.value):  # filled item by item: each element a one-item dict
+            items = [e for e in elements if isinstance(e, cst.Dict) and e.elements]
+            if values_only:
+                return cst.List([cst.Element(self._element_expression(i.elements[0].value)) for i in items])
+            bound = self.state.bound.get(node.value)
+            start = list(bound.elements) if isinstance(bound, cst.Dict) else []
+            return cst.Dict(start + [i.elements[0] for i in items])
         if len(elements) == 1 and isinstance(elements[0], _COMPREHENSIONS):
             return elements[0]
         return cst.List([cst.Element(self._element_expression(e)) for e in elements
@@ -330,10 +340,15 @@ class FunctionWalker(Context):
                 return
         self.state.filled[name] = self.state.filled.get(name, ()) + added
 
-    def fill_item(self, owner: str, value: cst.BaseExpression) -> None:
+    def fill_item(self, owner: str, key: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """``by_url[u] = M(url=u)``: the dict's values are what a batch write gets."""
-        if self._is_container(owner):
-            self.state.filled[owner] = self.state.filled.get(owner, ()) + (value,)
+        if self._is_dict(owner):
+            self.state.filled[owner] = self.state.filled.get(owner, ()) + (cst.Dict([cst.DictElement(key, value)]),)
+
+    def _is_dict(self, name: str) -> bool:
+        bound = self.state.bound.get(name)
+        return isinstance(bound, cst.Dict) or (
+            isinstance(bound, cst.Call) and last_name(bound.func) in DICT_CONSTRUCTORS)
 
     def _is_container(self, name: str) -> bool:
         if name in self.state.filled:
@@ -492,8 +507,9 @@ class FunctionWalker(Context):
             key = subscript_access(target, self)
             if key is not None:
                 self.add(WRITE, key, statement, STORE, next(self.call_ids), code(target))
-            elif isinstance(target.value, cst.Name):
-                self.fill_item(target.value.value, value)
+            elif isinstance(target.value, cst.Name) and len(target.slice) == 1 \
+                    and isinstance(target.slice[0].slice, cst.Index):
+                self.fill_item(target.value.value, target.slice[0].slice.value, value)
 
     def unpack_parts(self, targets: Sequence[cst.BaseExpression], value: cst.BaseExpression) -> None:
         """``scheme, _, rest = url.partition("://")``: each name keeps a part of the key."""
@@ -528,7 +544,7 @@ class FunctionWalker(Context):
         elif isinstance(inner, cst.Call) and constructed_instances(inner) \
                 and not self.is_validation_model(last_name(inner.func)):
             entity = last_name(inner.func)
-            self.state.instances[name] = Instance(entity, {k: self.eval(v) for k, v in keyword_args(inner)})
+            self.state.instances[name] = Instance(entity, {k: self.eval(v) for k, v in keyword_items(inner, self)})
 
     def _validated_mapping(self, call: cst.Call) -> Optional[cst.BaseExpression]:
         """The mapping a validation model is built from: ``M.model_validate(data)``,
