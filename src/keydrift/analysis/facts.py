@@ -61,6 +61,7 @@ WRITE = "write"
 LOOKUP = "lookup"  # filter/get kwargs, WHERE of a SELECT, identity of an UPDATE/DELETE
 STORE = "store"  # the value stored: create kwargs, INSERT values, update(...) values
 DEFAULTS = "defaults"  # defaults= of get_or_create / set_ of an upsert
+BYPASSED = "bypassed"  # a key save() derives, left underived by a write that bypasses save()
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import libcst as cst
 from keydrift.analysis.tree import child_nodes, walk
 
 from keydrift.analysis import pairing
-from keydrift.analysis.models import Rewrite, model_facts
+from keydrift.analysis.models import Derivations, Rewrite, model_facts
 from keydrift.analysis.accesses import (
     ChainInfo,
     ChainReader,
@@ -27,7 +27,7 @@ from keydrift.analysis.accesses import (
     positional_args,
     recognize,
 )
-from keydrift.analysis.facts import FORMAT, LOOKUP, PART, READ, REDERIVED, STORE, WRITE, KeyAccess, Mismatch, Step, Value
+from keydrift.analysis.facts import BYPASSED, FORMAT, LOOKUP, PART, READ, REDERIVED, STORE, WRITE, KeyAccess, Mismatch, Step, Value
 from keydrift.analysis.payloads import Copy, loop_copy, update_copy
 from keydrift.analysis.rows import RowSource, chain_rows, is_execute, row_calls, sql_rows
 from keydrift.analysis.stores import is_store, subscript_access
@@ -147,6 +147,8 @@ class ModuleInfo:
     # classes that validate and coerce their fields (pydantic): not records, their fields are
     # re-derived values (``HttpUrl`` appends "/")
     validation_models: Set[str] = field(default_factory=set)
+    # (entity, source field) -> keys the model's save() derives from it
+    derivations: Derivations = field(default_factory=dict)
 
 
 @dataclass
@@ -192,6 +194,7 @@ class FunctionWalker(Context):
         self.param_copies: List[Tuple[Value, str]] = []
         self.extra_mismatches: List[Mismatch] = []
         self.if_ids = itertools.count(1)
+        self.bypass_writes: List[KeyAccess] = []  # keys save() derives, not derived by bulk writes
 
     # -- Context --------------------------------------------------------------------------
 
@@ -256,6 +259,12 @@ class FunctionWalker(Context):
                 rewritten_by = rewrite.by
         self.accesses.append(KeyAccess(kind, key.entity, key.field, value, node, role, call_id,
                                        absorbs, via, self.function, assigned_at, rewritten_by))
+        if kind == WRITE and role == STORE and not saves and self.analysis is not None:
+            for derived in self.analysis.derived_keys(target):  # type: ignore[attr-defined]
+                labels = " then ".join(s.label for s in derived.steps)
+                self.bypass_writes.append(KeyAccess(
+                    WRITE, key.entity, derived.field, key.value, node, BYPASSED, call_id, absorbs, via,
+                    self.function, rewritten_by=f"{derived.by} ({labels})"))
 
     def model_key_facts(self, target: Tuple[str, str]) -> Tuple[Optional[Rewrite], FrozenSet[str]]:
         """How the entity's model rewrites or compares this key: declared in this module, or in
@@ -807,6 +816,12 @@ class FunctionWalker(Context):
                                                      arguments)
             self.accesses.extend(imported)
 
+    def underived_keys(self) -> List[KeyAccess]:
+        """Keys save() would derive, left out by a write that bypasses it and does not store them
+        itself (``bulk_create([M(title=t, slug=s)])`` sets the slug)."""
+        stored = {(a.call_id, a.entity, a.field) for a in self.accesses if a.kind == WRITE}
+        return [w for w in self.bypass_writes if (w.call_id, w.entity, w.field) not in stored]
+
     # -- payload copies ---------------------------------------------------------------------
 
     def note_copy(self, copied: Copy) -> None:
@@ -995,7 +1010,7 @@ def module_info(module: cst.Module) -> ModuleInfo:
                 info.primary_keys[statement.name.value] = key
             if any(last_name(b.value) in VALIDATION_BASES for b in statement.bases):
                 info.validation_models.add(statement.name.value)
-    model_facts(module, info.rewrites, info.field_absorbs)
+    model_facts(module, info.rewrites, info.field_absorbs, info.derivations)
     return info
 
 

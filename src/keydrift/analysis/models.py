@@ -38,6 +38,19 @@ class Rewrite:
     node: Optional[cst.CSTNode] = field(default=None, compare=False, hash=False, repr=False)
 
 
+@dataclass(frozen=True)
+class Derivation:
+    """A key field ``save()`` computes from another field: ``self.slug = slugify(self.title)``."""
+
+    field: str  # the derived key (slug)
+    steps: Tuple[Step, ...]
+    by: str  # "Article.save()"
+
+
+# Derived keys a save() override computes, by (entity, source field).
+Derivations = Dict[Tuple[str, str], Tuple[Derivation, ...]]
+
+
 def _block(node: cst.BaseSuite) -> Sequence[cst.CSTNode]:
     return node.body if isinstance(node, cst.IndentedBlock) else ()
 
@@ -86,6 +99,30 @@ def _attribute_rewrites(func: cst.FunctionDef, owner: str) -> Iterator[Tuple[str
         if value.steps and (f"{owner}.{target.attr.value}" in value.origins or value.origins & params
                             or any(o.startswith(f"{kwargs}[") for o in value.origins if kwargs)):
             yield target.attr.value, value.steps
+
+
+def _derived_keys(cls: cst.ClassDef, derivations: Derivations) -> None:
+    """``def save(self): self.slug = slugify(self.title)``: slug is derived from title whenever
+    a record is saved, and only then (``bulk_create``, ``QuerySet.update`` do not call save())."""
+    for node in _block(cls.body):
+        if not (isinstance(node, cst.FunctionDef) and node.name.value == "save"):
+            continue
+        evaluator = Evaluator({}, {})
+        for small in _small_statements(_block(node.body)):
+            if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
+                continue
+            target = small.targets[0].target
+            if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                    and target.value.value == "self" and schema.natural_key_kind(target.attr.value)):
+                continue
+            value = evaluator.eval(small.value)
+            sources = [o[len("self."):] for o in value.origins if o.startswith("self.") and "." not in o[5:]]
+            if len(sources) != 1 or sources[0] == target.attr.value \
+                    or not any(s.kind in CONSTRUCTOR_REWRITE_KINDS for s in value.steps):
+                continue
+            key = (cls.name.value, sources[0])
+            derived = Derivation(target.attr.value, value.steps, f"{cls.name.value}.save()")
+            derivations[key] = derivations.get(key, ()) + (derived,)
 
 
 def _star_kwargs(func: cst.FunctionDef) -> str:
@@ -174,11 +211,13 @@ def _imports_django(module: cst.Module) -> bool:
 
 
 def model_facts(module: cst.Module, rewrites: Dict[Tuple[str, str], Rewrite],
-                absorbs: Dict[Tuple[str, str], FrozenSet[str]]) -> None:
+                absorbs: Dict[Tuple[str, str], FrozenSet[str]], derivations: Optional[Derivations] = None) -> None:
     saving = SAVING_METHODS - DJANGO_VALIDATION_METHODS if _imports_django(module) else SAVING_METHODS
     for statement in module.body:
         if isinstance(statement, cst.ClassDef):
             _class_facts(statement, rewrites, absorbs, saving)
+            if derivations is not None:
+                _derived_keys(statement, derivations)
         elif isinstance(statement, cst.FunctionDef):
             sender = _signal_sender(statement)
             params = _param_names(statement)

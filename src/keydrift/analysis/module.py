@@ -15,7 +15,7 @@ from keydrift.analysis.helpernames import is_runner_name
 from keydrift.analysis.imports import cst_bindings
 from keydrift.analysis.facts import NORMALIZER, READ, WRITE, KeyAccess, Step, Value
 from keydrift.analysis.keyflow import FunctionWalker, ModuleFacts, module_info
-from keydrift.analysis.models import Rewrite
+from keydrift.analysis.models import Derivation, Rewrite
 from keydrift.analysis.receivers import class_infos, param_annotations, resolvable_by_name, unique_method
 from keydrift.analysis.summaries import FunctionSummary, summarize_access, summarize_copies, summarize_return, summarize_rows
 from keydrift.analysis.values import dotted_name, last_name
@@ -146,7 +146,7 @@ class ModuleAnalysis:
         for name in ["<module>", *self.units]:
             walker = self.walker(name)
             facts.accesses.extend(walker.accesses)
-            facts.mismatches.extend(pairing.mismatches(walker.accesses, walker.row_reads))
+            facts.mismatches.extend(pairing.mismatches(walker.accesses + walker.underived_keys(), walker.row_reads))
             facts.mismatches.extend(walker.extra_mismatches)
         return facts
 
@@ -174,6 +174,13 @@ class ModuleAnalysis:
             return True
         found = self.imported_class(name)
         return bool(found) and found[1] in found[0].validation_models  # type: ignore[index,attr-defined]
+
+    def derived_keys(self, target: Tuple[str, str]) -> Tuple[Derivation, ...]:
+        """Keys the entity's save() derives from this field, declared here or where it is imported from."""
+        if target in self.info.derivations:
+            return self.info.derivations[target]
+        found = self.imported_class(target[0])
+        return found[0].derivations.get((found[1], target[1]), ()) if found else ()  # type: ignore[attr-defined]
 
     def model_key_facts(self, target: Tuple[str, str]) -> Tuple[Optional[Rewrite], FrozenSet[str]]:
         entity, field_name = target

@@ -6,7 +6,7 @@ import re
 from collections import defaultdict
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
-from keydrift.analysis.facts import DEFAULTS, FETCH, LOOKUP, READ, REDERIVED, REMOTE, WRITE, KeyAccess, Mismatch, Step
+from keydrift.analysis.facts import BYPASSED, DEFAULTS, FETCH, LOOKUP, READ, REDERIVED, REMOTE, WRITE, KeyAccess, Mismatch, Step
 
 _REDERIVING = (REDERIVED, FETCH, REMOTE)
 
@@ -48,6 +48,8 @@ def shape(read: KeyAccess, write: KeyAccess) -> str:
         return "defaults"
     if write.assigned_at is not None:
         return "reassigned"
+    if write.role == BYPASSED:
+        return "bypassed"
     rs, ws = split_steps(read, write)
     if write.rewritten_by and not rs:
         return "rewritten"

@@ -25,7 +25,7 @@ from keydrift.diskcache import (
 from keydrift.analysis.imports import SOURCE_ROOTS, module_name_for  # noqa: F401 - module_name_for: the index's API
 from keydrift.analysis.facts import Step
 from keydrift.analysis.gating import reduced_source
-from keydrift.analysis.models import Rewrite
+from keydrift.analysis.models import Derivation, Derivations, Rewrite
 from keydrift.analysis.parsing import SourceRejected, parse_both
 from keydrift.analysis.positions import statement_lines
 from keydrift.analysis.receivers import method_index
@@ -283,7 +283,8 @@ def _export_of(analysis: Any, tree: ast.Module, path: str, relative: str) -> "Mo
         keys = EMPTY_KEYS
     return ModuleExport(_with_locations(analysis.module, tree, analysis.statement_of, os.path.abspath(path), summaries),
                         dict(analysis.info.rewrites), dict(analysis.info.field_absorbs),
-                        dict(analysis.info.primary_keys), set(analysis.info.validation_models), keys)
+                        dict(analysis.info.primary_keys), set(analysis.info.validation_models), keys,
+                        dict(analysis.info.derivations))
 
 
 @dataclass(frozen=True)
@@ -295,10 +296,13 @@ class ModuleExport:
     primary_keys: Dict[str, str] = field(default_factory=dict)
     validation_models: Set[str] = field(default_factory=set)
     keys: ModuleKeys = EMPTY_KEYS  # what the module contributes to the project registry
+    derivations: Derivations = field(default_factory=dict)  # keys save() derives from a field
 
     def to_json(self) -> Dict[str, Any]:
         return {
             "keys": keys_to_json(self.keys),
+            "derivations": [[entity, source, d.field, [[s.kind, s.label] for s in d.steps], d.by]
+                            for (entity, source), items in self.derivations.items() for d in items],
             "primary_keys": self.primary_keys,
             "validation_models": sorted(self.validation_models),
             "summaries": {name: to_json(s) for name, s in self.summaries.items()},
@@ -317,7 +321,16 @@ class ModuleExport:
             {str(k): str(v) for k, v in data.get("primary_keys", {}).items()},
             {str(n) for n in data.get("validation_models", ())},
             keys_from_json(data["keys"]),
+            _derivations_from(data.get("derivations", ())),
         )
+
+
+def _derivations_from(rows: Any) -> Derivations:
+    found: Derivations = {}
+    for entity, source, derived, steps, by in rows:
+        item = Derivation(str(derived), tuple(Step(str(k), str(l)) for k, l in steps), str(by))
+        found[(str(entity), str(source))] = found.get((str(entity), str(source)), ()) + (item,)
+    return found
 
 
 EMPTY_EXPORT = ModuleExport()

@@ -32,6 +32,10 @@ class KeyRewrittenOnSave(Rule):
     path (`create`, `get_or_create`, `save()`, `session.add`) and the lookup value is not
     transformed the same way.
 
+    It also finds a key that `save()` derives from another field (`self.slug =
+    slugify(self.title)`) when the function looks records up by that key and writes the source
+    field through a path that never calls `save()` (`bulk_create`, `QuerySet.update`).
+
     ## Why is this bad?
     `User.objects.get_or_create(email="Bob@Example.com")` looks for the mixed-case value, finds
     nothing, and creates a row that `save()` lowercases — which then collides with the existing
@@ -92,3 +96,9 @@ class KeyRewrittenOnSave(Rule):
                 f"{target(m.write)} is rewritten by {m.write.rewritten_by} ({differing_steps(m)}) "
                 f"when stored, but looked up by {short(m.read.value.text)} (line {read_line()}); "
                 f"the lookup will miss the stored row"))
+        for m in select(facts, "bypassed"):
+            yield finding(self.CODE, m, (
+                f"{target(m.write)} is derived from {short(m.write.value.text)} by {m.write.rewritten_by} "
+                f"only when a record is saved, but {short(m.write.via)} bypasses save(): the rows it "
+                f"writes keep no (or a stale) {m.write.field}, and the lookup by {short(m.read.value.text)} "
+                f"(line {read_line()}) misses them"))
