@@ -7,7 +7,7 @@ from typing import Iterator, List, Set, Tuple
 import libcst as cst
 
 from keydrift.analysis.facts import (
-    CASE, FETCH, IDNA, LOOKUP, NORMALIZER, READ, REDERIVED, REMOTE, SLASH, SLUG, UNICODE, URL, WHITESPACE,
+    CASE, FETCH, IDNA, LOOKUP, NORMALIZER, READ, REDERIVED, REMOTE, SLASH, SLUG, STORE, UNICODE, URL, WHITESPACE, WRITE,
     KeyAccess, Step,
 )
 from keydrift.analysis.boundary import is_test_module
@@ -81,6 +81,20 @@ def normalization_sites(facts: object) -> Iterator[Tuple[KeyAccess, Step]]:
         if (access.entity, access.field) in keys:
             for step in reaching_steps(access):
                 yield access, step
+
+
+def derived_beside_source(access: KeyAccess, facts: object) -> bool:
+    """The normalized value is stored next to the value it was made from, in another field of
+    the same write (``create(title=t, slug=slugify(t))``): a derived column (a slug for URLs, a
+    sort key) is computed where the record is made, and the raw value is kept on purpose."""
+    if access.kind != WRITE or access.role != STORE:
+        return False
+    for other in getattr(facts, "accesses", ()):
+        if other.node is access.node and other.call_id == access.call_id and other.field != access.field \
+                and other.kind == WRITE and other.value.origins & access.value.origins \
+                and not reaching_steps(other):
+            return True
+    return False
 
 
 def is_function_call(step: Step) -> bool:

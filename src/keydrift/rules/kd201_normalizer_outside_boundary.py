@@ -14,7 +14,8 @@ from keydrift.analysis.values import dotted_name
 from keydrift.rules._base import Rule
 from keydrift.rules._examples import Invalid, Valid
 from keydrift.rules._kd2 import (
-    NORMALIZER_CALLS, callee_name, in_test_code, is_function_call, normalization_sites, reported_by_kd1,
+    NORMALIZER_CALLS, callee_name, derived_beside_source, in_test_code, is_function_call, normalization_sites,
+    reported_by_kd1,
     steps_in_mismatches,
 )
 
@@ -45,7 +46,10 @@ class NormalizerOutsideBoundary(Rule):
     zero-config, a call that is part of a KD1 finding on the same entity is reported there
     (one finding per root cause; the same call reaching another entity's key is still KD201);
     with a configured `boundary` every call outside it is KD201, also at a KD1 site, since the
-    user declared where normalization lives. Test code (a `tests`/`test`/`testing` package,
+    user declared where normalization lives. Zero-config, a normalized value stored next to the
+    value it was made from, in another field of the same write (`create(title=t,
+    slug=slugify(t))`), is a derived column computed where the record is made, not reported.
+    Test code (a `tests`/`test`/`testing` package,
     `test_*.py`, `*_tests.py`, `tests.py`, `conftest.py`) is not inspected: tests normalize by
     hand to build fixtures and expected values.
 
@@ -120,7 +124,8 @@ class NormalizerOutsideBoundary(Rule):
         reported: Set[int] = set()
         for access, step in normalization_sites(facts):
             if step.kind not in NORMALIZER_CALLS or not is_function_call(step) or id(step.node) in reported \
-                    or reported_by_kd1(in_kd1, access, step):
+                    or reported_by_kd1(in_kd1, access, step) \
+                    or (not boundary.configured and derived_beside_source(access, facts)):
                 continue
             name = callee_name(step)
             if not name or self._own_module(analysis, name):
