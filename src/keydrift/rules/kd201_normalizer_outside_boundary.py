@@ -15,8 +15,7 @@ from keydrift.rules._base import Rule
 from keydrift.rules._examples import Invalid, Valid
 from keydrift.rules._kd2 import (
     NORMALIZER_CALLS, callee_name, derived_beside_source, in_test_code, is_function_call, normalization_sites,
-    reported_by_kd1,
-    steps_in_mismatches,
+    reported_by_kd1, steps_in_mismatches,
 )
 
 
