@@ -294,3 +294,15 @@ def test_explain_says_what_the_fix_does(capsys):
     assert "\n## Fix\nKD403 (safe): " in out and "--unsafe-fixes" in out
     assert main(["explain", "KD101"]) == 0
     assert "## Fix" not in capsys.readouterr().out
+
+
+def test_a_fix_libcst_cannot_apply_is_dropped_without_stopping_the_run():
+    source = b"def f(path):\n    return path\n"
+
+    def impossible(finding, document, config):
+        name = document.module.body[0].name  # a Name replaced by a statement: libcst refuses
+        return Fix("KD999", "impossible", True, ((name, cst.parse_statement("pass\n")),))
+
+    finding = Finding("KD999", "m", "a.py", 1, 0)
+    outcome = fix_source(source, [finding], lambda data: [finding], impossible, Config(), unsafe=True)
+    assert outcome.source == source and outcome.applied == 0

@@ -68,7 +68,7 @@ def fix_once(source: bytes, findings: Sequence[Finding], find_fix: FixFinder, co
     """One round: the source with every applicable, non-overlapping fix applied."""
     try:
         document = Document(source)
-    except (cst.ParserSyntaxError, RecursionError, ValueError):
+    except Exception:  # noqa: BLE001 - what libcst cannot parse is not fixed
         return source, []
     fixes = disjoint(document, [f for f in candidate_fixes(document, findings, find_fix, config)
                                 if f.safe or unsafe])
@@ -117,11 +117,14 @@ def _overlap(a: Span, b: Span) -> bool:
 
 
 def render(document: Document, fixes: Sequence[Fix]) -> Optional[bytes]:
-    """The module with ``fixes`` applied, or None if the result does not compile."""
+    """The module with ``fixes`` applied, or None if the result does not compile (or a fix's
+    edit is one libcst cannot apply: a bug in a fix drops the fix, never stops the run)."""
     replacements: Dict[cst.CSTNode, Replacement] = {node: new for fix in fixes for node, new in fix.edits}
-    module = document.module.visit(_Replace(replacements))
-    module = _with_imports(module, fixes)
-    out = module.bytes
+    try:
+        module = _with_imports(document.module.visit(_Replace(replacements)), fixes)
+        out = module.bytes
+    except Exception:  # noqa: BLE001 - see above
+        return None
     return out if compiles(out) else None
 
 
