@@ -17,7 +17,7 @@ import os
 import stat
 import subprocess
 import sys
-from typing import Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from keydrift import __version__
 from keydrift.analysis.boundary import boundary_warnings
@@ -382,17 +382,24 @@ def run_fix_modes(files: Sequence[str], missing: Sequence[str], config: Config, 
         raise UsageError("--add-noqa cannot be combined with --fix, --diff or --fix-only")
     if args.write_baseline:
         raise UsageError("--write-baseline cannot be combined with fixing")
+    from keydrift.rules import REGISTRY_RULES
+
     checked = files
+    registry_codes = {rule.CODE for rule in REGISTRY_RULES}
+    registry: Dict[str, List[Finding]] = {}
     if STDIN not in files:
         # the whole run's check first, in parallel (it fills the results cache): only files with
         # findings are fixed, each re-read and re-checked (a cache hit when it did not change)
-        with_findings = {f.path for f in check_files(files, config, args)}
-        files = [path for path in files if path in with_findings]
+        found = check_files(files, config, args)
+        for finding in found:
+            if finding.code in registry_codes:
+                registry.setdefault(finding.path, []).append(finding)
+        files = [path for path in files if path in {f.path for f in found}]
     report = run_fixes(files, lambda path: _fix_input(path, config, args),
-                       lambda data, path, file_config: _fix_check(data, path, file_config, args),
+                       lambda data, path, file_config: _fix_check(data, path, file_config, registry),
                        unsafe=args.unsafe_fixes, diff=args.diff, noqa=args.add_noqa)
     only_fixes = args.diff or args.fix_only or args.add_noqa or STDIN in files
-    findings = [] if only_fixes else _with_project_findings(report.findings, checked, config, args)
+    findings = [] if only_fixes else _with_project_findings(report.findings, registry_codes, checked, config, args)
     if findings and args.baseline:
         findings, _ = new_findings(findings, args.baseline)
     if not only_fixes:
@@ -406,13 +413,12 @@ def run_fix_modes(files: Sequence[str], missing: Sequence[str], config: Config, 
     return 1 if findings and not args.exit_zero else 0
 
 
-def _fix_check(data: bytes, path: str, config: Config, args: argparse.Namespace) -> List[Finding]:
-    """A version of a file's findings while it is fixed: the project registry's findings too
-    while it is still the file on disk (the registry reads the files on disk, so its positions
-    hold for that version only)."""
+def _fix_check(data: bytes, path: str, config: Config, registry: Dict[str, List[Finding]]) -> List[Finding]:
+    """A version of a file's findings while it is fixed: the project registry's findings of the
+    run's check too while it is still the file on disk (their positions hold for it only)."""
     findings = check_data(data, path, config)
-    if path != STDIN and _unchanged_on_disk(path, data):
-        findings += _project_findings([path], config, args)
+    if registry.get(path) and _unchanged_on_disk(path, data):
+        findings += registry[path]
     return findings
 
 
@@ -423,13 +429,10 @@ def _unchanged_on_disk(path: str, data: bytes) -> bool:
         return False
 
 
-def _with_project_findings(findings: List[Finding], files: Sequence[str], config: Config,
+def _with_project_findings(findings: List[Finding], registry_codes: Set[str], files: Sequence[str], config: Config,
                            args: argparse.Namespace) -> List[Finding]:
     """What remains after fixing: each file's own findings, and the registry's, computed again
     from the files as they are now."""
-    from keydrift.rules import REGISTRY_RULES
-
-    registry_codes = {rule.CODE for rule in REGISTRY_RULES}
     own = [f for f in findings if f.code not in registry_codes]
     return sorted(own + _project_findings(files, config, args), key=Finding.sort_key)
 
