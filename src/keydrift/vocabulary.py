@@ -22,6 +22,8 @@ DATABASE_VOCABULARY = re.compile(
     # in-house table helpers: select_one("users", {...}), update_row(txn, "users", ...), table="users"
     r"|\w\s*\(\s*(?:\w+\s*,\s*)?[\"'][A-Za-z_][\w.]*[\"']\s*,\s*(?:\w+\s*=\s*)?(?:\{|dict\()"
     r"|\btable(?:_?name)?\s*=\s*[\"'][A-Za-z_]"
+    # model forms store their cleaned fields when saved (analysis/forms.py)
+    r"|\b(?:ModelForm|BaseModelForm|UserCreationForm|UserChangeForm)\b"
 )
 # Vocabulary of normalization and schema declarations: files with it may hold a normalizer
 # (KD2/KD4) or a uniqueness constraint (KD3) even without database calls.

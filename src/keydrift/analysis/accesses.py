@@ -84,6 +84,15 @@ class Context:
         """The class whose method is being walked, or ""."""
         raise NotImplementedError  # pragma: no cover - interface
 
+    def user_model(self) -> str:
+        """The entity of the project's user model (``get_user_model()``)."""
+        return "User"
+
+    def model_alias(self, name: str) -> str:
+        """The model a capitalized name stands for: ``UserModel = get_user_model()`` -> the user
+        model; any other name is itself."""
+        return name
+
 
 def unchain(node: cst.BaseExpression) -> Tuple[Optional[cst.BaseExpression], List[Link]]:
     """``A.b.c(x).d(y)`` -> (Name A, [("b", None), ("c", call), ("d", call)])."""
@@ -483,6 +492,7 @@ def recognize(call: cst.Call, ctx: Context, call_id: int) -> Optional[ChainInfo]
     base, links = unchain(call)
     if not links:
         return None
+    base, links = _through_module_alias(*_through_variable(base, links, ctx), ctx)
     reader = ChainReader(ctx, call_id, call)
     info = _recognize(base, links, reader, ctx)
     if info is not None:
@@ -515,11 +525,10 @@ def _recognize(base: Optional[cst.BaseExpression], links: List[Link], reader: Ch
     if base_name in ("cls", "self") and _is_manager(first):  # cls.objects in a model's classmethod
         base_name = ctx.enclosing_class()
     if base is not None and is_model_name(base_name):
+        base_name = ctx.model_alias(base_name)
         if _is_manager(first):
             return reader.model_chain(base_name, links)
-        if first_call is not None and first in ("select", "update", "delete", "insert", "replace",
-                                                 "get", "get_or_none", "get_or_create", "create",
-                                                 "get_by_id", "filter", "insert_many"):
+        if first_call is not None and first in _MODEL_CLASS_METHODS:
             return reader.model_chain(base_name, links, write_chain=first in ("update", "delete"))
     if first_call is not None and is_model_name(first) and base is None:
         if len(links) > 1 and links[1][0] in django.SAVE_METHODS:
@@ -530,6 +539,8 @@ def _recognize(base: Optional[cst.BaseExpression], links: List[Link], reader: Ch
     query_at = _first_call_index(links)
     if query_at is not None and links[query_at][0] in sqla.QUERY_METHODS and base is not None:
         entity = _entity_arg(links[query_at][1])
+        if entity in ("cls", "self"):  # session.query(cls) in a model's classmethod
+            entity = ctx.enclosing_class()
         if entity:
             return _query_chain(reader, entity, links[query_at + 1:])
     # select(M)..., insert(M)..., sa.update(M)..., table.insert()...
@@ -549,6 +560,55 @@ def _recognize(base: Optional[cst.BaseExpression], links: List[Link], reader: Ch
 
 
 _MODULE_ALIASES = frozenset({"sa", "sqlalchemy", "postgresql", "sqlite", "mysql", "pg", "dialect"})
+# Links that make a call a query a variable may hold and refine (``q = session.query(M)``).
+_QUERY_STARTS = frozenset(django.MANAGERS | sqla.QUERY_METHODS | django.LOOKUP_METHODS | {"select", "where", "all"})
+# What may follow a query held in a variable: more criteria, ordering, a terminal read, or a
+# write of the rows it selects.
+_QUERY_REFINEMENTS = frozenset(
+    django.LOOKUP_METHODS | sqla.CRITERIA_METHODS | sqla.KEYWORD_CRITERIA_METHODS | django.SINGLE_RECORD_METHODS
+    | django.UPDATE_METHODS | django.DELETE_METHODS
+    | {"exists", "count", "all", "order_by", "limit", "offset", "distinct", "values", "values_list",
+       "one", "scalar", "first", "aexists", "acount"})
+# Class-level calls that start a model chain without a manager (peewee, Flask-SQLAlchemy).
+_MODEL_CLASS_METHODS = frozenset({"select", "update", "delete", "insert", "replace", "get", "get_or_none",
+                                  "get_or_create", "create", "get_by_id", "filter", "insert_many"})
+
+
+def _through_variable(base: Optional[cst.BaseExpression], links: List[Link],
+                      ctx: Context) -> Tuple[Optional[cst.BaseExpression], List[Link]]:
+    """``q.filter_by(email=e).first()`` with ``q = session.query(M)`` (or refined since): the
+    chain goes on from the query the variable holds."""
+    if not isinstance(base, cst.Name):
+        return base, links
+    bound = ctx.resolve(base)
+    inner = bound.expression if isinstance(bound, cst.Await) else bound
+    if not isinstance(inner, cst.Call) or not isinstance(inner.func, cst.Attribute):
+        return base, links
+    inner_base, inner_links = unchain(inner)
+    names = {name for name, _ in inner_links}
+    if not names & _QUERY_STARTS or inner_links[-1][0] in django.SINGLE_RECORD_METHODS:
+        return base, links  # another call, or one record (``obj.save()`` persists it)
+    if links[0][0] not in _QUERY_REFINEMENTS:
+        return base, links
+    return inner_base, inner_links + links
+
+
+def _through_module_alias(base: Optional[cst.BaseExpression], links: List[Link],
+                          ctx: Context) -> Tuple[Optional[cst.BaseExpression], List[Link]]:
+    """``models.User.objects.get(...)`` / ``m.User.get(...)``: the model reached through a module
+    (``from app import models as m``) is the chain's base; ``get_user_model().objects...`` is the
+    project's user model."""
+    if base is None and len(links) > 2 and links[0][0] in django.USER_MODEL_GETTERS \
+            and links[0][1] is not None and _is_manager(links[1][0]):
+        return cst.Name(ctx.user_model()), links[1:]
+    if not isinstance(base, cst.Name) or is_model_name(base.value) or base.value in ("self", "cls"):
+        return base, links
+    if len(links) < 2 or links[0][1] is not None or not is_model_name(links[0][0]):
+        return base, links
+    follower, follower_call = links[1]
+    if _is_manager(follower) or (follower_call is not None and follower in _MODEL_CLASS_METHODS):
+        return cst.Name(links[0][0]), links[1:]
+    return base, links
 
 
 def _first_call_index(links: Sequence[Link]) -> Optional[int]:

@@ -26,13 +26,14 @@ from keydrift.analysis.accesses import (
     last_name,
     positional_args,
     recognize,
+    unchain,
 )
 from keydrift.analysis.facts import BYPASSED, FORMAT, LOOKUP, PART, READ, REDERIVED, STORE, WRITE, KeyAccess, Mismatch, Step, Value
 from keydrift.analysis.payloads import Copy, loop_copy, update_copy
 from keydrift.analysis.rows import RowSource, chain_rows, is_execute, row_calls, sql_rows
 from keydrift.analysis.stores import is_store, subscript_access
 from keydrift.analysis.tablecalls import emit_table_access
-from keydrift.analysis.values import Evaluator, code, fresh, is_remote
+from keydrift.analysis.values import Evaluator, code, dotted_name, fresh, is_remote
 from keydrift.budget import check_budget
 from keydrift.frameworks.schema import natural_key_kind
 from keydrift.frameworks import django_orm as django
@@ -149,6 +150,8 @@ class ModuleInfo:
     validation_models: Set[str] = field(default_factory=set)
     # (entity, source field) -> keys the model's save() derives from it
     derivations: Derivations = field(default_factory=dict)
+    # module-level names bound to the user model: ``UserModel = get_user_model()``
+    user_model_aliases: Set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -380,6 +383,28 @@ class FunctionWalker(Context):
     def enclosing_class(self) -> str:
         return self.class_name
 
+    def user_model(self) -> str:
+        if self.analysis is None:
+            return django.DEFAULT_USER_MODEL
+        return self.analysis.user_model()  # type: ignore[attr-defined]
+
+    def related_model(self, attribute: str) -> str:
+        """The model a related-object attribute holds: ``.user`` -> ``User`` (or the project's
+        user model), ``.owner_profile`` -> ``OwnerProfile`` when the module knows that class."""
+        if self.analysis is None:
+            return ""
+        name = "".join(part.capitalize() for part in attribute.split("_") if part)
+        known = self.analysis.classes | set(self.analysis.imports)  # type: ignore[attr-defined]
+        if name in known:
+            return self.model_alias(name)
+        return self.user_model() if attribute in django.USER_ATTRIBUTES else ""
+
+    def model_alias(self, name: str) -> str:
+        bound = self.state.bound.get(name)
+        if name in self.module.user_model_aliases or (bound is not None and _is_user_model_call(bound)):
+            return self.user_model()
+        return name
+
     # -- statements -----------------------------------------------------------------------
 
     def walk(self, body: Sequence[cst.CSTNode]) -> None:
@@ -512,6 +537,13 @@ class FunctionWalker(Context):
                 self.state.records[names[0].value] = Record(chain.entity, {k.field: k.value for k in chain.lookups})
         elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
             self.assign_field(target.value.value, target.attr.value, value, statement)
+        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Attribute):
+            owner = dotted_name(target.value)  # self.instance.user.email = v
+            entity = self.related_model(target.value.attr.value)
+            if owner and entity and owner not in self.state.records:
+                self.state.records[owner] = Record(entity, {})
+            if owner:
+                self.assign_field(owner, target.attr.value, value, statement)
         elif isinstance(target, cst.Subscript):
             key = subscript_access(target, self)
             if key is not None:
@@ -533,6 +565,7 @@ class FunctionWalker(Context):
 
     def bind(self, name: str, value: cst.BaseExpression) -> None:
         evaluated = self.eval(value)
+        previous = self.state.bound.get(name)
         copy = self.copy_calls.get(id(_unwrap(value)))
         if copy is not None:  # ``book = copy_fields(book, payload)``: the copier returns its object
             self.overwritten[name] = copy
@@ -540,6 +573,10 @@ class FunctionWalker(Context):
         self.state.values[name] = evaluated
         if not _mentions(value, name):  # ``x = [c for c in x]`` must not resolve to itself
             self.state.bound[name] = value
+        else:
+            refined = _refined(value, name, previous)
+            if refined is not None:
+                self.state.bound[name] = refined
         inner = _unwrap(value)
         chain = self.record_source(value)
         if chain is not None and chain.single_record and chain.entity:
@@ -554,6 +591,9 @@ class FunctionWalker(Context):
                 and not self.is_validation_model(last_name(inner.func)):
             entity = last_name(inner.func)
             self.state.instances[name] = Instance(entity, {k: self.eval(v) for k, v in keyword_items(inner, self)})
+        elif isinstance(inner, cst.Attribute) and self.related_model(inner.attr.value):
+            # ``user = self.instance.user``: a related record, saved through the variable
+            self.state.records[name] = Record(self.related_model(inner.attr.value), {})
 
     def _validated_mapping(self, call: cst.Call) -> Optional[cst.BaseExpression]:
         """The mapping a validation model is built from: ``M.model_validate(data)``,
@@ -870,6 +910,10 @@ class FunctionWalker(Context):
         if method in django.SAVE_METHODS and isinstance(receiver, cst.Name):
             self.save_variable(receiver.value, call)
             self.save_overwritten(receiver.value, call)
+        elif method in django.SAVE_METHODS and isinstance(receiver, cst.Attribute):
+            owner = dotted_name(receiver)
+            if owner in self.state.records:
+                self.save_variable(owner, call)
         elif method in sqla.ADD_METHODS or method in sqla.ADD_ALL_METHODS:
             for arg in positional_args(call):
                 elements = arg.elements if isinstance(arg, (cst.List, cst.Tuple)) else ()
@@ -969,7 +1013,25 @@ def _short_call(call: cst.Call) -> str:
 
 
 def _mentions(node: cst.CSTNode, name: str) -> bool:
-    return any(isinstance(n, cst.Name) and n.value == name for n in walk(node))
+    """Whether the expression uses the variable ``name`` (``session.query(M)`` names an
+    attribute ``query`` and a keyword is a parameter name: neither is a use)."""
+    skipped = {id(n.attr) for n in walk(node) if isinstance(n, cst.Attribute)}
+    skipped |= {id(n.keyword) for n in walk(node) if isinstance(n, cst.Arg) and n.keyword is not None}
+    return any(isinstance(n, cst.Name) and n.value == name and id(n) not in skipped for n in walk(node))
+
+
+def _refined(value: cst.BaseExpression, name: str, previous: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
+    """``q = q.filter_by(email=e)`` with ``q`` bound to ``session.query(M)``: the whole chain
+    ``session.query(M).filter_by(email=e)``, so a later ``q.first()`` reads with its criteria."""
+    if not isinstance(previous, cst.Call):
+        return None
+    inner = _unwrap(value)
+    if not isinstance(inner, cst.Call):
+        return None
+    base, links = unchain(inner)
+    if not (isinstance(base, cst.Name) and base.value == name) or not links:
+        return None
+    return inner.deep_replace(base, previous)  # type: ignore[return-value]
 
 
 def element_of(value: Value) -> Value:
@@ -1004,6 +1066,8 @@ def module_info(module: cst.Module) -> ModuleInfo:
                     target = small.targets[0].target
                     if isinstance(target, cst.Name) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
                         info.constants[target.value] = small.value
+                    elif isinstance(target, cst.Name) and _is_user_model_call(small.value):
+                        info.user_model_aliases.add(target.value)
         elif isinstance(statement, cst.ClassDef):
             key = _primary_key_field(statement)
             if key:
@@ -1012,6 +1076,10 @@ def module_info(module: cst.Module) -> ModuleInfo:
                 info.validation_models.add(statement.name.value)
     model_facts(module, info.rewrites, info.field_absorbs, info.derivations)
     return info
+
+
+def _is_user_model_call(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Call) and last_name(node.func) in django.USER_MODEL_GETTERS
 
 
 def _primary_key_field(cls: cst.ClassDef) -> str:

@@ -11,13 +11,17 @@ import libcst as cst
 
 from keydrift.analysis import pairing
 from keydrift.analysis.boundary import is_known_normalizer
+from keydrift.analysis.forms import form_writes
 from keydrift.analysis.helpernames import is_runner_name
 from keydrift.analysis.imports import cst_bindings
 from keydrift.analysis.facts import NORMALIZER, READ, WRITE, KeyAccess, Step, Value
 from keydrift.analysis.keyflow import FunctionWalker, ModuleFacts, module_info
 from keydrift.analysis.models import Derivation, Rewrite
-from keydrift.analysis.receivers import class_infos, param_annotations, resolvable_by_name, unique_method
+from keydrift.analysis.receivers import (
+    class_infos, method_index, param_annotations, resolvable_by_name, unique_method,
+)
 from keydrift.analysis.summaries import FunctionSummary, summarize_access, summarize_copies, summarize_return, summarize_rows
+from keydrift.frameworks.django_orm import DEFAULT_USER_MODEL
 from keydrift.analysis.values import dotted_name, last_name
 from keydrift.frameworks import task_queues as tasks
 from keydrift.frameworks.data_access import RUNNER_SUPPLIED_PARAMS
@@ -103,6 +107,7 @@ class ModuleAnalysis:
         self.classes = {n.name.value for n in module.body if isinstance(n, cst.ClassDef)}
         self.imports = import_map(module, module_name, is_package)
         self.class_infos = class_infos(module)
+        self.module_imports: Optional[List[str]] = None
         self.annotations: Dict[str, Dict[str, str]] = {}  # function -> parameter -> class
         self.walkers: Dict[str, FunctionWalker] = {}
         self.statement_of: Dict[int, cst.CSTNode] = {}  # filled by the walkers: id(access node) -> statement
@@ -116,6 +121,7 @@ class ModuleAnalysis:
             walker = FunctionWalker(self.info, name, self.config, self)
             if name == "<module>":
                 walker.walk(self.module.body)
+                form_writes(self.module, self, walker)
             else:
                 unit = self.units[name]
                 walker.class_name = unit.class_name
@@ -184,14 +190,40 @@ class ModuleAnalysis:
 
     def model_key_facts(self, target: Tuple[str, str]) -> Tuple[Optional[Rewrite], FrozenSet[str]]:
         entity, field_name = target
-        if entity in self.classes or entity not in self.imports or self.project is None:
+        if entity in self.classes or self.project is None:
             return self.info.rewrites.get(target), self.info.field_absorbs.get(target, frozenset())
+        if entity not in self.imports:
+            return self._facts_through_module_alias(target)
         module, symbol = self.imports[entity]
         if not symbol:
             return None, frozenset()
         export = self.project.module_export(module, self.file)  # type: ignore[attr-defined]
         remote = (symbol, field_name)
         return export.rewrites.get(remote), export.absorbs.get(remote, frozenset())
+
+    def _facts_through_module_alias(self, target: Tuple[str, str]) -> Tuple[Optional[Rewrite], FrozenSet[str]]:
+        """A model reached through an imported module (``core_models.Account``): its facts are
+        in the first imported project module that declares them."""
+        local = self.info.rewrites.get(target), self.info.field_absorbs.get(target, frozenset())
+        if local[0] is not None or local[1] or not target[0][:1].isupper():
+            return local
+        for module in self._imported_modules():
+            export = self.project.module_export(module, self.file)  # type: ignore[attr-defined]
+            if target in export.rewrites or target in export.absorbs:
+                return export.rewrites.get(target), export.absorbs.get(target, frozenset())
+        return local
+
+    def _imported_modules(self) -> List[str]:
+        """Project modules imported as modules (``import app.models as m``, ``from app import
+        models``), in import order."""
+        if self.module_imports is None:
+            found: List[str] = []
+            for module, symbol in self.imports.values():
+                full = f"{module}.{symbol}" if module and symbol else (symbol or module)
+                if self.project.path_for(full, self.file) is not None:  # type: ignore[attr-defined]
+                    found.append(full)
+            self.module_imports = found
+        return self.module_imports
 
     # -- call resolution --------------------------------------------------------------------
 
@@ -291,6 +323,13 @@ class ModuleAnalysis:
             if found is not None:
                 return found
         return None
+
+    def user_model(self) -> str:
+        """The project's user model: ``AUTH_USER_MODEL = "accounts.Account"`` -> "Account"."""
+        if self.project is None:
+            return DEFAULT_USER_MODEL
+        index = method_index(self.project.root, self.project.module_name_of)  # type: ignore[attr-defined]
+        return index.user_model or DEFAULT_USER_MODEL
 
     def _only_definition(self, method: str, label: str) -> Optional[Resolved]:
         """A receiver nothing explains: the project's only class defining a distinctively named

@@ -141,9 +141,11 @@ class MethodIndex:
     # distinctive names defined once, in a file with database vocabulary: a call of one may be
     # a read or a write even where the calling file has no vocabulary of its own
     database: FrozenSet[str] = frozenset()
+    user_model: str = ""  # the model class AUTH_USER_MODEL names, when a settings module sets it
 
 
 _METHOD_INDEXES: Dict[str, MethodIndex] = {}
+_USER_MODEL_SETTING = re.compile(r"^AUTH_USER_MODEL[ \t]*=[ \t]*[\"'][\w.]*\.(\w+)[\"']", re.M)
 _CALLED_METHOD = re.compile(r"\.([A-Za-z_]\w*)\s*\(")
 
 
@@ -196,6 +198,9 @@ def _index(root: str, module_of: Callable[[str], str]) -> MethodIndex:
             index.owners.setdefault(name, []).append((module, qualified))
         if names and DATABASE_VOCABULARY.search(text):
             database.update(n for n in names if resolvable_by_name(n))
+        setting = _USER_MODEL_SETTING.search(text) if not index.user_model else None
+        if setting is not None:
+            index.user_model = setting.group(1)
     index.database = frozenset(n for n in database if len(index.owners.get(n, ())) == 1)
     return index
 

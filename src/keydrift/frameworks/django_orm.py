@@ -68,3 +68,10 @@ IN_LOOKUPS: Dict[str, FrozenSet[str]] = {"in": frozenset()}
 # Django's lookup function wrappers used inside Q/filter arguments.
 Q_OBJECTS: FrozenSet[str] = frozenset({"Q"})
 PRIMARY_KEY_ALIASES: FrozenSet[str] = frozenset({"pk"})
+
+# Calls that return the project's user model (settings.AUTH_USER_MODEL).
+USER_MODEL_GETTERS: FrozenSet[str] = frozenset({"get_user_model"})
+USER_MODEL_SETTING = "AUTH_USER_MODEL"
+DEFAULT_USER_MODEL = "User"
+# Attributes that hold the user record (``request.user``, ``self.instance.user``).
+USER_ATTRIBUTES: FrozenSet[str] = frozenset({"user"})

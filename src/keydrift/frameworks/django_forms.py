@@ -1,0 +1,13 @@
+"""Django forms: which classes are model forms and how they clean their fields."""
+
+from __future__ import annotations
+
+from typing import FrozenSet
+
+# Base classes whose subclasses save a model instance (``Meta.model``) from their cleaned data.
+MODEL_FORM_BASES: FrozenSet[str] = frozenset({
+    "ModelForm", "BaseModelForm", "UserCreationForm", "UserChangeForm", "BaseUserCreationForm",
+})
+# ``clean_<field>()`` returns the value stored for the field.
+CLEAN_PREFIX = "clean_"
+CLEANED_DATA = "cleaned_data"
