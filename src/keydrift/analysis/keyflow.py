@@ -654,12 +654,13 @@ class FunctionWalker(Context):
             self.store_read(node)  # type: ignore[arg-type]
         elif node_type is cst.Comparison:
             self.membership_read(node)  # type: ignore[arg-type]
+        recognized: Optional[ChainInfo] = None
         if node_type is cst.Call and id(node) not in self.consumed:
             info = self.configured_table_call(node) or recognize(node, self, next(self.call_ids))  # type: ignore[arg-type]
             if info is not None:
                 self.consumed |= info.calls
                 self.chains[id(node)] = info
-                self.note_rows(node, info)  # type: ignore[arg-type]
+                recognized = info
             else:
                 self.call_summary(node)
                 self.persist(node)
@@ -673,6 +674,8 @@ class FunctionWalker(Context):
             return
         for child in child_nodes(node):
             self.scan(child)
+        if recognized is not None:  # after the arguments: a subquery in them is known by then
+            self.note_rows(node, recognized)  # type: ignore[arg-type]
 
     def configured_table_call(self, call: cst.Call) -> Optional[ChainInfo]:
         """A call of a ``[tool.keydrift] tables`` helper: its table and dicts where configured."""
@@ -738,9 +741,8 @@ class FunctionWalker(Context):
                 found = self.cursor_rows.get(node.value)
             if found is None and isinstance(node, (cst.List, cst.Tuple)):
                 found = self._element_rows([e.value for e in node.elements])
-            if found is None and isinstance(node, cst.Call) and self.analysis is not None:
-                resolved = self.analysis.resolve(node, self)  # type: ignore[attr-defined]
-                found = resolved.summary.rows if resolved is not None and resolved.deferred is None else None
+            if found is None:
+                found = self._returned_rows(node)
             if found is not None:
                 return found
         return None
@@ -771,10 +773,17 @@ class FunctionWalker(Context):
         for inner in row_calls(node, self.resolve):
             if isinstance(inner, (cst.SetComp, cst.ListComp, cst.GeneratorExp)):
                 return self._comprehension_projection(inner)
-            rows = self.row_sources.get(id(inner))
+            rows = self.row_sources.get(id(inner)) or self._returned_rows(inner)
             if rows is not None:
                 return rows.single()
         return None
+
+    def _returned_rows(self, node: cst.BaseExpression) -> Optional[RowSource]:
+        """The rows a summarized function returns (``done = audited_urls()``)."""
+        if not isinstance(node, cst.Call) or self.analysis is None:
+            return None
+        resolved = self.analysis.resolve(node, self)  # type: ignore[attr-defined]
+        return resolved.summary.rows if resolved is not None and resolved.deferred is None else None
 
     def _comprehension_projection(self, comp: cst.BaseExpression) -> Optional[Tuple[str, str]]:
         """``{r.url for r in Result.objects.all()}``, ``{row[0] for row in cur.fetchall()}``."""
