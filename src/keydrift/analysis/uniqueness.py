@@ -32,6 +32,7 @@ included); SQL strings are parsed (sqlglot, imported lazily) only when they look
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 from dataclasses import dataclass
@@ -51,7 +52,7 @@ from keydrift.analysis.declarations import (
     kinds_named,
     not_production_schema,
 )
-from keydrift.analysis.normalizer_names import module_name_of
+from keydrift.analysis.normalizer_names import is_normalizer_name, module_name_of
 from keydrift.frameworks import schema
 from keydrift.types import Config
 
@@ -113,6 +114,7 @@ class _Evidence:
         self.written = _canonically_written(facts)
         self.facts = facts
         self._siblings: Optional[Tuple[Set[Tuple[str, str]], Set[Tuple[str, str]]]] = None
+        self._forms: Optional[Tuple[Set[Tuple[str, str]], Set[str]]] = None
         self.module = module_name_of(getattr(facts, "path", ""), config)
         self.config = config
 
@@ -149,7 +151,7 @@ class _Evidence:
         column = self.schema.columns.get(name)
         return bool(self.schema.canonical.get(name) or name in self.rewrites or name in self.written
                     or "case" in self.absorbs.get(name, ()) or (column is not None and column.canonical_by)
-                    or self._written_canonically_beside(name))
+                    or name in self._layers()[0] or self._written_canonically_beside(name))
 
     def _written_canonically_beside(self, name: Tuple[str, str]) -> bool:
         """The modules beside this one (the app's services, views, managers) write the key only
@@ -162,17 +164,13 @@ class _Evidence:
     def _generic_writers(self, entity: str) -> bool:
         """A ModelForm, a serializer or the admin beside the model stores what users type, as
         typed, without a write keydrift sees (``model = Entity``, ``admin.site.register(Entity)``)."""
-        analysis = getattr(self.facts, "analysis", None)
-        file = getattr(analysis, "file", "") or ""
-        pattern = re.compile(rf"\bmodel\s*=\s*(?:\w+\.)*{re.escape(entity)}\b|register\(\s*(?:\w+\.)*{re.escape(entity)}\b")
-        for path in _sibling_paths(file):
-            try:
-                with open(path, encoding="utf-8", errors="replace") as handle:
-                    if pattern.search(handle.read()):
-                        return True
-            except OSError:
-                continue
-        return False
+        return entity in self._layers()[1]
+
+    def _layers(self) -> Tuple[Set[Tuple[str, str]], Set[str]]:
+        if self._forms is None:
+            analysis = getattr(self.facts, "analysis", None)
+            self._forms = _form_layers(getattr(analysis, "file", "") or "", self.config)
+        return self._forms
 
 
 def _names_of(facts: SchemaFacts, entity: str, raw_entity: str, column: str) -> List[Tuple[str, str]]:
@@ -238,6 +236,59 @@ def _sibling_writes(facts: object) -> Tuple[Set[Tuple[str, str]], Set[Tuple[str,
                 else:
                     raw.add(target)
     return canonical, raw
+
+
+_FORM_VALIDATOR = re.compile(r"^(?:clean|validate)_(\w+)$")
+
+
+def _form_layers(file: str, config: Config) -> Tuple[Set[Tuple[str, str]], Set[str]]:
+    """Forms, serializers and admin registrations in the modules beside ``file``: the
+    (entity, field) pairs a ``clean_<field>``/``validate_<field>`` method canonicalizes
+    (``return self.cleaned_data["email"].lower()``), and the entities such a layer stores at
+    all. Read with ``ast`` (the whole file, cheaply); nothing is imported or run."""
+    validated: Set[Tuple[str, str]] = set()
+    writers: Set[str] = set()
+    for path in _sibling_paths(file):
+        try:
+            with open(path, "rb") as handle:
+                tree = ast.parse(handle.read())
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                entity = _meta_model(node)
+                if entity:
+                    writers.add(entity)
+                    validated.update((entity, f) for f in _canonicalized_by_validators(node, config))
+            elif isinstance(node, ast.Call) and _ast_name(node.func) == "register" and node.args:
+                writers.add(_ast_name(node.args[0]))
+    return validated, writers
+
+
+def _meta_model(node: ast.ClassDef) -> str:
+    """``class Meta: model = Subscription`` inside a form or serializer class."""
+    for inner in node.body:
+        if isinstance(inner, ast.ClassDef) and inner.name == "Meta":
+            for statement in inner.body:
+                if isinstance(statement, ast.Assign) and any(
+                        isinstance(t, ast.Name) and t.id == "model" for t in statement.targets):
+                    return _ast_name(statement.value)
+    return ""
+
+
+def _canonicalized_by_validators(node: ast.ClassDef, config: Config) -> Iterator[str]:
+    for method in node.body:
+        match = _FORM_VALIDATOR.match(method.name) if isinstance(method, ast.FunctionDef) else None
+        if match and any(isinstance(c, ast.Call) and (_ast_name(c.func) in schema.CANONICALIZING_CALLS
+                                                      or is_normalizer_name(_ast_name(c.func), config))
+                         for c in ast.walk(method)):
+            yield match.group(1)
+
+
+def _ast_name(node: ast.AST) -> str:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
 
 
 def _sibling_modules(file: str, package: str) -> List[str]:
