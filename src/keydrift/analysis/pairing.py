@@ -6,7 +6,10 @@ import re
 from collections import defaultdict
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
-from keydrift.analysis.facts import BYPASSED, DEFAULTS, FETCH, LOOKUP, READ, REDERIVED, REMOTE, WRITE, KeyAccess, Mismatch, Step
+from keydrift.analysis.facts import (
+    BYPASSED, CASE, DEFAULTS, FETCH, LOOKUP, NORMALIZER, PART, READ, REDERIVED, REMOTE, SLASH, SLUG, UNICODE,
+    WHITESPACE, WRITE, KeyAccess, Mismatch, Step,
+)
 
 _REDERIVING = (REDERIVED, FETCH, REMOTE)
 
@@ -33,10 +36,32 @@ def effective_steps(access: KeyAccess, absorbs: FrozenSet[str]) -> Tuple[Step, .
     return tuple(s for s in access.value.steps if s.kind not in absorbs)
 
 
+_IDEMPOTENT_KINDS = frozenset({CASE, WHITESPACE, SLASH, UNICODE, SLUG, NORMALIZER})
+_PREFIX_SLICE = re.compile(r"^\[:\d+\]$")
+
+
+def _idempotent(step: Step) -> bool:
+    """Applying the step twice is applying it once: ``.lower()``, ``.strip()``, a normalizer,
+    a prefix cut ``[:32]`` (not ``[:-1]``, which cuts again)."""
+    return step.kind in _IDEMPOTENT_KINDS or (step.kind == PART and bool(_PREFIX_SLICE.match(step.label)))
+
+
+def collapse_repeats(steps: Tuple[Step, ...]) -> Tuple[Step, ...]:
+    """A helper that truncates or lowercases a value its caller already truncated or lowercased
+    (``pname = addr[:32]`` then ``get_or_create(policy_name=pname[:32])``) stores the same key."""
+    kept: List[Step] = []
+    for step in steps:
+        if kept and _idempotent(step) and canonical_step(kept[-1]) == canonical_step(step):
+            continue
+        kept.append(step)
+    return tuple(kept)
+
+
 def split_steps(read: KeyAccess, write: KeyAccess) -> Tuple[Tuple[Step, ...], Tuple[Step, ...]]:
     """The steps only the read and only the write apply, after their common prefix."""
     absorbs = read.absorbs | write.absorbs
-    rs, ws = effective_steps(read, absorbs), effective_steps(write, absorbs)
+    rs = collapse_repeats(effective_steps(read, absorbs))
+    ws = collapse_repeats(effective_steps(write, absorbs))
     common = 0
     while common < min(len(rs), len(ws)) and canonical_step(rs[common]) == canonical_step(ws[common]):
         common += 1
