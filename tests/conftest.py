@@ -12,6 +12,7 @@ it if a file appeared in the checkout (Python's ``__pycache__`` and pytest's own
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import tempfile
@@ -29,8 +30,10 @@ try:
 except ImportError:  # pragma: no cover - hypothesis is a test extra
     pass
 else:
-    # its example database and its unicode tables, kept between runs but outside the checkout
-    _HYPOTHESIS_HOME = os.path.join(tempfile.gettempdir(), "keydrift-hypothesis")
+    # its example database and its unicode tables, kept between runs but outside the checkout;
+    # one per checkout, so that a failing example found in one is not replayed in every other
+    _CHECKOUT = hashlib.sha256(str(ROOT).encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    _HYPOTHESIS_HOME = os.path.join(tempfile.gettempdir(), "keydrift-hypothesis", _CHECKOUT)
     configuration.set_hypothesis_home_dir(_HYPOTHESIS_HOME)
     settings.register_profile("keydrift", database=DirectoryBasedExampleDatabase(
         os.path.join(_HYPOTHESIS_HOME, "examples")))
