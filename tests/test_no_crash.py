@@ -99,3 +99,12 @@ def test_a_generated_module_past_the_size_limit_is_not_parsed(monkeypatch) -> No
     found = check_source(source, "generated.py", CONFIG)
     assert codes(found) == ["KD901"]
     assert "more than 1,000 characters of code to analyze" in found[0].message
+
+
+def test_valid_python_libcst_cannot_read_is_not_analyzed_rather_than_broken() -> None:
+    """CPython accepts a backslash continuation before CRLF at the end of a file; libcst does
+    not. Valid Python is never KD900 (found by hypothesmith)."""
+    source = "Page.objects.get(url=u)\nPage.objects.create(url=u.lower())\n\n\\\r\n"
+    compile(source, "ok.py", "exec")
+    found = check_source(source, "ok.py", CONFIG)
+    assert codes(found) == ["KD901"] and "libcst cannot parse it" in found[0].message

@@ -69,8 +69,11 @@ def check_source(source: Union[str, bytes], path: str, config: Optional[Config] 
     except RecursionError:
         return [_file_error(ANALYSIS_ERROR, path, "could not analyze the file: it is nested too deeply")]
     except cst.ParserSyntaxError as exc:
+        # CPython, which parses first, accepted the file: valid Python that libcst cannot read
+        # (a backslash continuation before CRLF at the end of a file) is not analyzed, not broken
         line = max(1, int(getattr(exc, "raw_line", 1) or 1))
-        return [_file_error(PARSE_ERROR, path, f"cannot parse the file: {_one_line(exc)}", line)]
+        return [_file_error(ANALYSIS_ERROR, path, f"could not analyze the file: libcst cannot parse it: "
+                                                  f"{_one_line(exc)}", line)]
     except Exception as exc:  # noqa: BLE001 - a bug in keydrift must not stop the run
         return [_file_error(ANALYSIS_ERROR, path, f"internal error while analyzing: {type(exc).__name__}: {exc}")]
     finally:
