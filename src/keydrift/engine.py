@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
@@ -19,6 +18,7 @@ from keydrift.analysis.keyflow import ModuleFacts
 from keydrift.analysis.module import analyze
 from keydrift.analysis.parsing import SourceRejected
 from keydrift import budget as time_budget
+from keydrift.deepstack import call_with_deep_stack
 from keydrift.diskcache import digest
 from keydrift.analysis.imports import absolute_module, module_name_for
 from keydrift.analysis.project import ProjectIndex, project_index
@@ -31,10 +31,6 @@ from keydrift.timing import count, stage
 from keydrift.vocabulary import DATABASE_VOCABULARY, NORMALIZER_VOCABULARY
 from keydrift.types import Config, Finding
 
-
-
-# libcst and the analysis recurse over the tree; deeply nested code must not blow the stack.
-_RECURSION_LIMIT = 6000
 
 
 def check_source(source: Union[str, bytes], path: str, config: Optional[Config] = None) -> List[Finding]:
@@ -57,12 +53,10 @@ def check_source(source: Union[str, bytes], path: str, config: Optional[Config] 
             return []
     count("files analyzed")
     count("lines analyzed", lines)
-    old_limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old_limit, _RECURSION_LIMIT))
     source_digest = digest(source if isinstance(source, bytes) else source.encode("utf-8", "surrogatepass"))
     try:
         with time_budget.budget():
-            return _check_text(text, source_digest, path, config, has_database)
+            return call_with_deep_stack(lambda: _check_text(text, source_digest, path, config, has_database))
     except time_budget.BudgetExceeded:
         seconds = time_budget.SECONDS_PER_FILE
         return [_file_error(ANALYSIS_ERROR, path, f"could not analyze the file: it took longer than {seconds:g} s")]
@@ -76,8 +70,6 @@ def check_source(source: Union[str, bytes], path: str, config: Optional[Config] 
                                                   f"{_one_line(exc)}", line)]
     except Exception as exc:  # noqa: BLE001 - a bug in keydrift must not stop the run
         return [_file_error(ANALYSIS_ERROR, path, f"internal error while analyzing: {type(exc).__name__}: {exc}")]
-    finally:
-        sys.setrecursionlimit(old_limit)
 
 
 def check_source_recorded(source: Union[str, bytes], path: str, config: Config) -> Tuple[List[Finding], Dict[str, str]]:

@@ -17,6 +17,7 @@ import os
 import stat
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from keydrift.deepstack import call_with_deep_stack
 from keydrift.diskcache import CACHE_DIRECTORY, DiskCache, code_fingerprint, digest, file_digest
 from keydrift.files import walk
 from keydrift.timing import stage
@@ -65,7 +66,7 @@ def project_findings(config: Config) -> Dict[str, List[Finding]]:
     if found is None:
         with stage("registry"):
             try:
-                found = _build(files, config)
+                found = call_with_deep_stack(lambda: _build(files, config))
             except Exception:  # noqa: BLE001 - a bug in the registry must not stop the run
                 found = {}
         cache.store(key, {"state": state, "findings": {p: [_to_json(f) for f in fs] for p, fs in found.items()}})
