@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Iterator, List, Optional, Tuple
 
 from keydrift.analysis.facts import CASE
 from keydrift.analysis.registry import (
@@ -31,7 +31,9 @@ class LookupsDisagree(Rule):
     Where the project's writes do not tell how a key is stored, compares the lookups of the key
     across the whole project: a lookup that canonicalizes the key (lowercases, strips,
     normalizes) while another lookup of the same field, in another module, passes it as
-    given is reported at the canonicalizing lookup, naming the other one; an exact lookup of a
+    given is reported at the canonicalizing lookup, naming the other one — unless the
+    canonicalizing lookups outnumber those as given: then the project's convention is plain and
+    each lookup as given is reported once, where the fix belongs; an exact lookup of a
     value as given, where another module compares the key case-insensitively (`__iexact`,
     `lower(column) = lower(?)`), is reported at the exact one. A raw lookup with no evidence
     of the stored form stays quiet on its own.
@@ -98,17 +100,9 @@ class LookupsDisagree(Rule):
             for record in registry.records.values():
                 if stored_form(record, record.absorbs) is not None:
                     continue  # the stored form is known: KD108 judges each lookup against it
-                for lookup in record.lookups:
-                    other = _disagreeing(record, lookup)
-                    if other is None:
-                        found = _exact_against_insensitive(record, lookup)
-                        if found is not None:
-                            yield finding(self.CODE, lookup, (
-                                f"{record.target()} is compared exactly here ({short(lookup.value_text)}) but "
-                                f"case-insensitively by {where(found.function, found.site, registry)}; "
-                                f"rows whose case differs from the value given are found there and missed here"),
-                                (found.site, "compared case-insensitively"), "looked up", registry)
-                        continue
+                reported = set()
+                for lookup, other in _outliers(record):
+                    reported.add(id(lookup))
                     mine = form_of(lookup.steps, lookup.absorbs | record.absorbs)
                     theirs = form_of(other.steps, other.absorbs | record.absorbs)
                     yield finding(self.CODE, lookup, (
@@ -116,6 +110,34 @@ class LookupsDisagree(Rule):
                         f"{describe(theirs)} by {where(other.function, other.site, registry)}; "
                         f"whatever form the rows are stored in, one of the two misses them"),
                         (other.site, f"looked up {describe(theirs)}"), "looked up", registry)
+                for lookup in record.lookups:
+                    found = None if id(lookup) in reported else _exact_against_insensitive(record, lookup)
+                    if found is not None:
+                        yield finding(self.CODE, lookup, (
+                            f"{record.target()} is compared exactly here ({short(lookup.value_text)}) but "
+                            f"case-insensitively by {where(found.function, found.site, registry)}; "
+                            f"rows whose case differs from the value given are found there and missed here"),
+                            (found.site, "compared case-insensitively"), "looked up", registry)
+
+
+def _outliers(record: KeyRecord) -> List[Tuple[KeyUse, KeyUse]]:
+    """The lookups to report, each with one lookup of the other form: the canonicalizing ones
+    (paired with a lookup as given elsewhere), unless the canonicalizing lookups outnumber the
+    ones as given; then the project's convention is plain and the lookups as given are the
+    outliers (one finding where the fix belongs, not one at every place that is right)."""
+    canonical = [(lookup, other) for lookup in record.lookups
+                 for other in [_disagreeing(record, lookup)] if other is not None]
+    if not canonical:
+        return []
+    given = {id(other): other for _, other in canonical}
+    agreeing = {id(lookup) for lookup, _ in canonical}
+    if len(agreeing) <= len(given):
+        return canonical
+    outliers = []
+    for raw in given.values():
+        partner = next(lookup for lookup, other in canonical if other is raw)
+        outliers.append((raw, partner))
+    return outliers
 
 
 def _disagreeing(record: KeyRecord, lookup: KeyUse) -> Optional[KeyUse]:
