@@ -186,13 +186,16 @@ def _project_findings(files: Sequence[str], run_config: Config, args: argparse.N
     from keydrift.projectwide import findings_for
 
     out: List[Finding] = []
+    looked_at: Set[str] = set()  # one fresh look at each project per run
     for path in files:
         if path == STDIN:
             continue
         config = run_config if args.config else _file_config(path, run_config, args)
         if is_excluded(path, config):
             continue
-        found = [f for f in findings_for(path, config) if finding_allowed(f, config)]
+        fresh = config.root not in looked_at
+        looked_at.add(config.root)
+        found = [f for f in findings_for(path, config, fresh) if finding_allowed(f, config)]
         if found:
             out.extend(apply_noqa(found, read_source(path)))
     return out

@@ -73,7 +73,8 @@ class KeydriftChecker:
         source = "".join(self.lines)
         found = check_cached(source, self.filename, config)
         if not stdin:
-            found = found + findings_for(self.filename, config)  # the project registry's findings
+            # the project registry's findings; one look at the project per flake8 process
+            found = found + findings_for(self.filename, config, fresh=False)
         findings = [f for f in found if not f.code.startswith("KD9") and finding_allowed(f, config)]
         if not self.disable_noqa:
             findings = apply_noqa(findings, source)

@@ -27,12 +27,23 @@ from keydrift.types import Config, Finding, Location
 _MEMO: Dict[str, Tuple[Dict[str, str], Dict[str, List[Finding]]]] = {}
 
 
-def findings_for(path: str, config: Config) -> List[Finding]:
-    """The registry findings reported in ``path`` (as the caller names it), selected codes only."""
+def findings_for(path: str, config: Config, fresh: bool = True) -> List[Finding]:
+    """The registry findings reported in ``path`` (as the caller names it), selected codes only.
+    ``fresh=False`` trusts what this process found for the project already (a CLI run or a
+    flake8 worker checks a snapshot: walking and hashing the project for every file would make
+    a run quadratic); an editor server asks for a fresh look every time."""
     if path in ("-", "stdin") or not path.endswith(".py"):
         return []
-    by_file = project_findings(config)
-    return [_as_given(f, path) for f in by_file.get(_absolute(path, config), ())]
+    absolute = _absolute(path, config)
+    if not _regular(absolute):
+        return []  # a FIFO named x.py, a vanished file: never opened, never part of the project
+    by_file = project_findings(config, fresh, absolute)
+    return [_as_given(f, path) for f in by_file.get(absolute, ())]
+
+
+def _still_describes(state: Dict[str, str], path: str) -> bool:
+    """The cheap check of a trusted result: the file at hand is as it was."""
+    return not path or state.get(path) == (file_digest(path) or "")
 
 
 def _absolute(path: str, config: Config) -> str:
@@ -52,12 +63,14 @@ def findings_for_files(paths: Sequence[str], config: Config) -> List[Finding]:
     return out
 
 
-def project_findings(config: Config) -> Dict[str, List[Finding]]:
+def project_findings(config: Config, fresh: bool = True, path_hint: str = "") -> Dict[str, List[Finding]]:
     """Absolute file path -> its registry findings, for the project of ``config``."""
+    memo = _MEMO.get(_memo_key(config))
+    if memo is not None and not fresh and _still_describes(memo[0], path_hint):
+        return memo[1]
     root = os.path.abspath(config.root or ".")
     files = _project_files(root, config)
     state = {path: file_digest(path) or "" for path in files}
-    memo = _MEMO.get(_memo_key(config))
     if memo is not None and memo[0] == state:
         return memo[1]
     cache = DiskCache(os.path.join(root, CACHE_DIRECTORY) if config.cache else None)
@@ -101,26 +114,62 @@ def _regular(path: str) -> bool:
 
 def _build(files: Sequence[str], config: Config) -> Dict[str, List[Finding]]:
     from keydrift.analysis.project import project_index
-    from keydrift.analysis.registry import Registry
-    from keydrift.engine import database_relevant
-    from keydrift.rules import REGISTRY_RULES, rule_selected
 
     project = project_index(config, use_cache=config.cache)
-    modules = []
+    partitions: Dict[str, list] = {}
     for path in files:
-        try:
-            with open(path, "rb") as handle:
-                text = handle.read().decode("utf-8", "replace")
-        except OSError:
-            continue
+        keys = _module_keys(project, path, config)
+        if keys is not None and (keys.uses or keys.rewrites):
+            partitions.setdefault(_distribution(path, project.root), []).append(keys)
+    found: Dict[str, List[Finding]] = {}
+    for modules in partitions.values():
+        for path, items in _registry_findings(modules, project.root, config).items():
+            found.setdefault(path, []).extend(items)
+    for path, items in found.items():
+        found[path] = _one_per_place(items)
+    return found
+
+
+def _module_keys(project: object, path: str, config: Config) -> object:
+    """A module's registry facts; None for modules that take no part (tests, migrations, files
+    that cannot touch a key)."""
+    from keydrift.analysis.boundary import is_migration_module, is_test_module
+    from keydrift.analysis.project import module_name_for
+    from keydrift.engine import database_relevant
+
+    module_name, _ = module_name_for(path, project.root)  # type: ignore[attr-defined]
+    if is_test_module(module_name) or is_migration_module(module_name):
+        return None  # fixtures and one-off rewrites are not how the application stores keys
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8", "replace")
         if "\x00" in text or not database_relevant(text, path, config):
-            continue
-        try:
-            modules.append(project.export_for_file(path).keys)
-        except (RecursionError, ValueError):
-            continue
-    registry = Registry(modules, project.root)
-    root = project.root
+            return None
+        return project.export_for_file(path).keys  # type: ignore[attr-defined]
+    except (OSError, RecursionError, ValueError):
+        return None
+
+
+_DISTRIBUTION_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
+def _distribution(path: str, root: str) -> str:
+    """The project a module belongs to: the nearest directory up to the root holding a
+    packaging or repository marker. Two applications side by side under one root (a monorepo
+    of services, a folder of checkouts) have entities of the same name that are not the same."""
+    directory = os.path.dirname(path)
+    while directory.startswith(root) and directory != root:
+        if any(os.path.exists(os.path.join(directory, m)) for m in _DISTRIBUTION_MARKERS):
+            return directory
+        directory = os.path.dirname(directory)
+    return root
+
+
+def _registry_findings(modules: list, root: str, config: Config) -> Dict[str, List[Finding]]:
+    from keydrift.analysis.registry import Registry
+    from keydrift.rules import REGISTRY_RULES, rule_selected
+
+    registry = Registry(modules, root)
     found: Dict[str, List[Finding]] = {}
     for rule in REGISTRY_RULES:
         if not rule_selected(rule.CODE, config):
@@ -128,19 +177,19 @@ def _build(files: Sequence[str], config: Config) -> Dict[str, List[Finding]]:
         for item in rule().check(registry):
             path = os.path.normpath(os.path.join(root, item.site.path))
             found.setdefault(path, []).append(_finding(item, path, root))
-    for path, items in found.items():
-        found[path] = _one_per_place(items)
     return found
 
 
 def _one_per_place(findings: List[Finding]) -> List[Finding]:
-    """One registry finding per statement and key: the first code (KD108 before KD109...)."""
+    """One registry finding per statement and key (the first code: KD108 before KD109...), and
+    one per function, key and rule (a function that looks a key up twice the same way is one
+    place to fix)."""
     seen = set()
     out = []
     for finding in sorted(findings, key=Finding.sort_key):
         place = (finding.line, finding.fingerprint[1:3])
-        if place not in seen:
-            seen.add(place)
+        if place not in seen and finding.fingerprint not in seen:
+            seen.update((place, finding.fingerprint))
             out.append(finding)
     return out
 
