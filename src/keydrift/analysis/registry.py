@@ -169,12 +169,35 @@ def _use(access: KeyAccess, function: str, params: Tuple[str, ...], path: str, n
     if statement is None or id(statement) not in nodes:
         return None
     origin, origin_text = classify(access.value.origins, params)
+    steps = tuple(Step(s.kind, s.label) for s in access.value.steps)
+    if _parsed_from_request(origin_text, steps):
+        # ``parse_json(request)["email"]``: a field of the request's parsed body is the client's
+        # value as sent; the parse is not a transformation of a key
+        origin, origin_text, steps = Origin.INPUT, origin_text + _field_part(steps[0].label), steps[1:]
     return KeyUse(
         access.kind, access.role, access.entity, access.field,
-        tuple(Step(s.kind, s.label) for s in access.value.steps), access.absorbs, origin, origin_text,
+        steps, access.absorbs, origin, origin_text,
         access.value.text, function, _site_of(statement, path, nodes),
         tuple((what, where) for what, where in access.trace), access.rewritten_by, access.via,
         parameter_of(access.value, params) is not None)
+
+
+_REQUEST_OBJECTS = frozenset({"request", "req", "self.request"})
+
+
+def _parsed_from_request(origin_text: str, steps: Tuple[Step, ...]) -> bool:
+    """A field of what a call made of the whole request object returned (its parsed body or
+    form): the call reads input, it does not derive a key from one (``run_audit(request.POST[
+    "url"]).final_url`` is made from a field, and stays a re-derivation)."""
+    return bool(steps) and steps[0].kind == REDERIVED and origin_text in _REQUEST_OBJECTS
+
+
+def _field_part(label: str) -> str:
+    """``["email"]`` of ``parse(request)["email"]``, ``.email`` of ``parse(request).email``."""
+    if label.endswith("..."):  # shortened: the field is cut off
+        return ""
+    cut = max(label.rfind("["), label.rfind("."), label.rfind(")") + 1)
+    return label[cut:] if 0 < cut < len(label) else ""
 
 
 def is_surrogate(field_name: str) -> bool:
