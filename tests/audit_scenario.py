@@ -1,9 +1,13 @@
 """The post's scenario as data: a `domains` table whose URLs were written in several spellings,
-and the `audit_results` a drifting job wrote for them. Plain DB-API, for SQLite and PostgreSQL."""
+and the `audit_results` a drifting job wrote for them. Plain DB-API, for SQLite and PostgreSQL;
+and the helpers both audit test modules run the command with."""
 
 import datetime
+import json
 import os
 import shutil
+
+from keydrift.cli import main
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "audit_fixtures")
 
@@ -61,3 +65,19 @@ def project_copies(directory):
     target = os.path.join(str(directory), "audit_fixtures")
     shutil.copytree(FIXTURES, target, ignore=shutil.ignore_patterns(".keydrift_cache", "__pycache__"))
     return target
+
+
+def audit(capsys, *argv):
+    code = main(["audit-db", *argv, "--quiet"])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return code, out, err
+
+
+def audit_json(capsys, *argv):
+    code, out, err = audit(capsys, *argv, "--format", "json")
+    return code, json.loads(out), err
+
+
+def column(document, label):
+    return next(c for c in document["columns"] if f"{c['table']}.{c['column']}" == label)

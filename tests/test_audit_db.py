@@ -4,7 +4,6 @@ table mapping, settings)."""
 
 import ast
 import hashlib
-import json
 import os
 import sqlite3
 import sys
@@ -20,6 +19,7 @@ from keydrift.cli import main  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 import audit_scenario as scenario  # noqa: E402
+from audit_scenario import audit, audit_json, column  # noqa: E402
 
 FIXTURES = scenario.FIXTURES  # replaced by a temporary copy for each test (see below)
 PROJECTS = ["django_project", "sqlalchemy_project"]
@@ -37,22 +37,6 @@ def database(tmp_path):
     scenario.build(connection)
     connection.close()
     return path
-
-
-def audit(capsys, *argv):
-    code = main(["audit-db", *argv, "--quiet"])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return code, out, err
-
-
-def audit_json(capsys, *argv):
-    code, out, err = audit(capsys, *argv, "--format", "json")
-    return code, json.loads(out), err
-
-
-def column(document, label):
-    return next(c for c in document["columns"] if f"{c['table']}.{c['column']}" == label)
 
 
 def digest(path):

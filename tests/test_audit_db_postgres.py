@@ -2,7 +2,6 @@
 the post's scenario with its repair plan, read-only sessions, streaming in batches, and the
 errors a user meets (wrong password, unreachable server, no permission, missing tables)."""
 
-import json
 import os
 import sys
 
@@ -12,10 +11,10 @@ pytest.importorskip("sqlalchemy", reason="keydrift[db] is not installed")
 pytest.importorskip("psycopg", reason="keydrift[db] is not installed")
 
 from keydrift.audit import connect  # noqa: E402
-from keydrift.cli import main  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 import audit_scenario as scenario  # noqa: E402
+from audit_scenario import audit, audit_json, column  # noqa: E402
 import pgserver  # noqa: E402
 
 FIXTURES = scenario.FIXTURES  # replaced by a temporary copy for each test (see below)
@@ -49,22 +48,6 @@ def scenario_db(server, request):
         connection.autocommit = False
         scenario.build(connection, placeholder="%s")
     return name
-
-
-def audit(capsys, *argv):
-    code = main(["audit-db", *argv, "--quiet"])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return code, out, err
-
-
-def audit_json(capsys, *argv):
-    code, out, err = audit(capsys, *argv, "--format", "json")
-    return code, json.loads(out), err
-
-
-def column(document, label):
-    return next(c for c in document["columns"] if f"{c['table']}.{c['column']}" == label)
 
 
 def table_rows(server, database, table):
