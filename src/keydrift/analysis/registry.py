@@ -24,7 +24,6 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tup
 
 import libcst as cst
 
-from keydrift.analysis.boundary import is_migration_module, is_test_module
 from keydrift.analysis.facts import (
     CASE, CALL, FETCH, FORMAT, IDNA, LOOKUP, NORMALIZER, REDERIVED, SLASH, SLUG, UNICODE, URL, WHITESPACE,
     WRITE, KeyAccess, Step,
@@ -340,16 +339,6 @@ class KeyRecord:
         return f"{self.entity}.{self.field}"
 
 
-def counts_as_entry_point(path: str) -> bool:
-    """Whether a module's reads and writes say how a key is stored and looked up. Tests build
-    records by hand (fixtures, expected values) and data migrations rewrite keys once on
-    purpose: neither is an entry point of the application, and a stored form taken from them
-    is no evidence (a 2017 backfill that stripped codes says nothing of today's writers)."""
-    module = path[:-3] if path.endswith(".py") else path
-    module = module.replace("\\", "/").replace("/", ".")
-    return not (is_test_module(module) or is_migration_module(module))
-
-
 class Registry:
     """The facts of every module of one project, grouped by entity and field."""
 
@@ -358,8 +347,6 @@ class Registry:
         self.records: Dict[Tuple[str, str], KeyRecord] = {}
         rewrites: Dict[Tuple[str, str], List[ModelRewrite]] = defaultdict(list)
         for keys in modules:
-            if not counts_as_entry_point(keys.path):
-                continue
             for use in keys.uses:
                 record = self._record(use.entity, use.field)
                 # the WHERE of an UPDATE or DELETE selects rows by the key: a lookup, not a store
