@@ -1,60 +1,36 @@
-"""Cheap traversal of libcst trees.
+"""Reading CPython's syntax trees: traversal, literals, call arguments and source text.
 
-``CSTNode.children`` rebuilds every child through a visitor (it costs more than the parse on
-big files); this reads the dataclass fields directly and skips whitespace and punctuation.
+Every reader of code works on ``ast`` nodes (libcst is kept for rewriting only). The helpers here
+are the few shapes that come up everywhere, so the readers stay short and agree with each other.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Dict, Iterator, Optional, Tuple, Type
+import ast
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
-import libcst as cst
+FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
+FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
+LOOP_TYPES = (ast.For, ast.AsyncFor)
+WITH_TYPES = (ast.With, ast.AsyncWith)
 
-_SKIPPED_FIELDS = frozenset({
-    "lpar", "rpar", "comma", "dot", "equal", "colon", "semicolon", "whitespace", "header",
-    "footer", "leading_lines", "lines_after_decorators", "newline", "trailing_whitespace",
-    "leading_whitespace", "indent", "first_line", "empty_lines", "star", "star_arg",
-})
-_FIELDS: Dict[Type[cst.CSTNode], Tuple[str, ...]] = {}
+# Operator and context nodes (``Load``, ``Add``, ``Eq``) are shared singletons with no children.
+_LEAF_TYPES = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
 
-
-def _fields(node_type: Type[cst.CSTNode]) -> Tuple[str, ...]:
-    names = _FIELDS.get(node_type)
-    if names is None:
-        names = tuple(f.name for f in dataclasses.fields(node_type)
-                      if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace"))
-        _FIELDS[node_type] = names
-    return names
+# The lines of the module being read, for the source text of a node (see ``segment``).
+_SOURCE_LINES: ContextVar[Optional[Sequence[str]]] = ContextVar("keydrift_source_lines", default=None)
 
 
-_WHITESPACE = (cst.BaseParenthesizableWhitespace, cst.TrailingWhitespace, cst.EmptyLine, cst.Newline)
-_KIND: Dict[type, int] = {tuple: 2, list: 2}  # by exact type: 1 a syntax node, 2 a sequence, 0 else
+def child_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """The syntactic children of a node, in field order (source order), without operators."""
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, _LEAF_TYPES):
+            yield child
 
 
-def _kind(value_type: type) -> int:
-    """isinstance() against libcst's abstract classes is slow; a type's answer never changes."""
-    kind = _KIND.get(value_type)
-    if kind is None:
-        is_node = issubclass(value_type, cst.CSTNode) and not issubclass(value_type, _WHITESPACE)
-        kind = _KIND[value_type] = 1 if is_node else 0
-    return kind
-
-
-def child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The syntactic children of a node, in source order, without whitespace nodes."""
-    for name in _fields(type(node)):
-        value = getattr(node, name, None)
-        kind = _kind(type(value))
-        if kind == 1:
-            yield value
-        elif kind == 2:
-            for item in value:
-                if _kind(type(item)) == 1:
-                    yield item
-
-
-def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+def walk(node: ast.AST) -> Iterator[ast.AST]:
     """Every node under ``node`` (pre-order), iteratively: deep trees cannot overflow the stack."""
     stack = [node]
     while stack:
@@ -63,12 +39,106 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(reversed(list(child_nodes(current))))
 
 
-def string_literal(node: Optional[cst.CSTNode]) -> Optional[str]:
+def string_literal(node: Optional[ast.AST]) -> Optional[str]:
     """The value of a plain (or implicitly concatenated) string literal, else None."""
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        try:
-            value = node.evaluated_value
-        except Exception:  # noqa: BLE001 - odd prefixes
-            return None
-        return value if isinstance(value, str) else None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
     return None
+
+
+def is_none(node: Optional[ast.AST]) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def is_true(node: Optional[ast.AST]) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
+
+
+# -- call arguments ---------------------------------------------------------------------------
+
+def positional_args(call: ast.Call) -> List[ast.expr]:
+    """The positional arguments up to the first ``*args`` (after it, positions are unknown)."""
+    values: List[ast.expr] = []
+    for arg in call.args:
+        if isinstance(arg, ast.Starred):
+            break
+        values.append(arg)
+    return values
+
+
+def keyword_args(call: ast.Call) -> Dict[str, ast.expr]:
+    """``name -> value`` of the named keyword arguments (``**mapping`` left out)."""
+    return {k.arg: k.value for k in call.keywords if k.arg is not None}
+
+
+def keyword_arg(call: ast.Call, name: str) -> Optional[ast.expr]:
+    for keyword in call.keywords:
+        if keyword.arg == name:
+            return keyword.value
+    return None
+
+
+def star_args(call: ast.Call) -> List[ast.expr]:
+    """The values spread with ``*`` and ``**`` (``f(*row)``, ``f(**fields)``)."""
+    spread = [a.value for a in call.args if isinstance(a, ast.Starred)]
+    return spread + [k.value for k in call.keywords if k.arg is None]
+
+
+def all_argument_values(call: ast.Call) -> List[ast.expr]:
+    """Every argument expression in source order (spread ones unwrapped)."""
+    values = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
+    values += [k.value for k in call.keywords]
+    return sorted(values, key=lambda v: (v.lineno, v.col_offset))
+
+
+# -- functions --------------------------------------------------------------------------------
+
+def parameters(function: Union[FunctionNode, ast.Lambda]) -> List[ast.arg]:
+    """The named parameters in order: positional-only, positional, keyword-only."""
+    args = function.args
+    return [*args.posonlyargs, *args.args, *args.kwonlyargs]
+
+
+def parameter_names(function: Union[FunctionNode, ast.Lambda]) -> Tuple[str, ...]:
+    return tuple(p.arg for p in parameters(function))
+
+
+def decorator_names(function: Union[FunctionNode, ast.ClassDef]) -> List[ast.expr]:
+    """The decorator expressions, each without its call (``@app.task(bind=True)`` -> ``app.task``)."""
+    return [d.func if isinstance(d, ast.Call) else d for d in function.decorator_list]
+
+
+# -- source text ------------------------------------------------------------------------------
+
+@contextmanager
+def source_lines(lines: Sequence[str]) -> Iterator[None]:
+    """Make the module's lines (as ``str.splitlines(keepends=True)`` gives them, or without line
+    ends) the source ``segment`` reads while the module is analyzed; nests per module."""
+    token = _SOURCE_LINES.set(lines)
+    try:
+        yield
+    finally:
+        _SOURCE_LINES.reset(token)
+
+
+def segment(node: ast.AST) -> Optional[str]:
+    """The node's source text as written, or None outside ``source_lines`` or for a node
+    without positions. Columns in ``ast`` are UTF-8 byte offsets, hence the encoding."""
+    lines = _SOURCE_LINES.get()
+    start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+    if lines is None or start is None or end is None or end > len(lines):
+        return None
+    first = lines[start - 1].encode("utf-8")
+    if start == end:
+        return first[node.col_offset:node.end_col_offset].decode("utf-8", "replace")  # type: ignore[attr-defined]
+    parts = [first[node.col_offset:].decode("utf-8", "replace")]  # type: ignore[attr-defined]
+    parts += [lines[i] for i in range(start, end - 1)]
+    parts.append(lines[end - 1].encode("utf-8")[:node.end_col_offset].decode("utf-8", "replace"))  # type: ignore[attr-defined]
+    return "".join(parts)
+
+
+def char_column(line: str, byte_offset: int) -> int:
+    """The character column of a UTF-8 byte offset in ``line`` (what editors and flake8 show)."""
+    if line.isascii():
+        return byte_offset
+    return len(line.encode("utf-8")[:byte_offset].decode("utf-8", "replace"))
