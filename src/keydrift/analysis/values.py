@@ -141,6 +141,8 @@ def _opens_call(lines: Sequence[str], paren: _Position) -> bool:
     if previous is None:
         return False
     (number, column), char = previous
+    if number != paren[0]:
+        return False  # a line break before a call's "(" is rare; one that ends a statement is not
     if char in (b")", b"]", b'"', b"'"):
         return True
     if not (char.isalnum() or char == b"_" or char >= b"\x80"):
