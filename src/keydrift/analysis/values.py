@@ -41,17 +41,29 @@ def code(node: ast.AST) -> str:
     (libcst's rendering of them); anything else is the source as written, whitespace collapsed
     (``ast.unparse`` when no source is set, see ``tree.source_lines``)."""
     lines = _SOURCE_LINES.get()
-    if lines is None or getattr(node, "end_lineno", None) is None:
-        return _render(node, None) or _unparse(node)
-    span = _own_span(lines, node)
-    if span is None:
-        text = _render(node, lines)
-        if text is not None:
-            return text
-        text = _text_between(lines, _start(node), _end(node))
-    else:
-        text = _text_between(lines, *span)
+    end_line = getattr(node, "end_lineno", None)
+    if lines is None or end_line is None or end_line > len(lines):
+        return _without_source(node)
+    try:
+        span = _own_span(lines, node)
+        if span is None:
+            text = _render(node, lines)
+            if text is not None:
+                return text
+            text = _text_between(lines, _start(node), _end(node))
+        else:
+            text = _text_between(lines, *span)
+    except AttributeError:  # a node built by hand inside a parsed one has no positions
+        return _without_source(node)
     return " ".join(text.split())
+
+
+def _without_source(node: ast.AST) -> str:
+    try:
+        text = _render(node, None)
+    except AttributeError:
+        text = None
+    return text if text is not None else _unparse(node)
 
 
 def _unparse(node: ast.AST) -> str:
