@@ -481,7 +481,7 @@ class SchemaReader:
         if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Call):
             self._call(call.func.value, depth)  # the receiver of a chain: normalize_email(e).lower()
         if depth < _MAX_EXPRESSION_DEPTH:
-            for value in all_argument_values(call):  # source order, as libcst listed them
+            for value in all_argument_values(call):  # source order, keywords included
                 self._expression(value, depth + 1)
 
     def _normalizer_call(self, name: str) -> None:
@@ -601,8 +601,7 @@ def _is_literal_string(node: Optional[ast.AST]) -> bool:
 
 
 def _unstarred(node: ast.expr) -> ast.expr:
-    """``*rest`` -> ``rest``: libcst's ``StarredElement.value``/``Arg.value`` is the spread
-    expression, which the readers here treat as an element."""
+    """``*rest`` -> ``rest``: a spread element, base or argument is read as what it spreads."""
     return node.value if isinstance(node, ast.Starred) else node
 
 
@@ -615,8 +614,8 @@ def _unordered(expr: ast.expr) -> ast.expr:
 
 
 def _positional(call: ast.Call) -> List[ast.expr]:
-    """The positional arguments, ``*args`` left out (also those after it, unlike
-    ``tree.positional_args``: the libcst reading this replaces did so)."""
+    """Every positional argument but ``*args``, those after it included (``tree.positional_args``
+    stops at the first ``*args``; the schema readers never did)."""
     return [a for a in call.args if not isinstance(a, ast.Starred)]
 
 
@@ -634,8 +633,8 @@ def _true_keyword(call: ast.Call, names: FrozenSet[str]) -> str:
 
 def _sql_text(node: ast.expr) -> Optional[str]:
     """A string's text; an f-string's placeholders become identifiers (``{TABLE}`` -> TABLE).
-    An f-string implicitly concatenated with other literals is not read (libcst could not
-    evaluate one, and this keeps the findings as they were)."""
+    An f-string implicitly concatenated with other literals is not read (it never was: libcst
+    cannot evaluate one), so the findings stay as they were."""
     if isinstance(node, ast.JoinedStr):
         if _implicitly_concatenated(node):
             return None
@@ -785,9 +784,9 @@ def _has_decorator(node: FunctionNode, names: FrozenSet[str]) -> bool:
 
 
 def _value_roots(value: ast.expr) -> Set[str]:
-    """Names and ``self.x`` attributes a value is computed from. As in the libcst tree this
-    was written for, every identifier counts: an attribute's name (``user.email`` -> user,
-    email), a lambda's parameters, ``True``/``False``/``None``."""
+    """Names and ``self.x`` attributes a value is computed from. Every identifier counts, as
+    it did when this read libcst's tree (where all of them are Name nodes): an attribute's name
+    (``user.email`` -> user, email), a lambda's parameters, ``True``/``False``/``None``."""
     roots: Set[str] = set()
     stack: List[ast.AST] = [value]
     while stack:
