@@ -477,7 +477,7 @@ class NormalizerReader:
             if piece.fstring is not None:
                 values = [next(expressions, v) if isinstance(v, ast.FormattedValue) else v
                           for v in piece.fstring.values]
-                self._fstring(ast.JoinedStr(values=values, **piece.position))
+                self._fstring(_part_of(ast.JoinedStr(values=values, **piece.position), node))
 
     def _fstring(self, node: ast.JoinedStr) -> None:
         """``f"https://{url}"`` prefixes a scheme; ``f"{path}/"`` appends a slash."""
@@ -646,6 +646,10 @@ class NormalizerReader:
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _TRY_TYPES = tuple(t for t in (ast.Try, getattr(ast, "TryStar", None)) if t is not None)
+# Pattern nodes (3.10+; empty tuples on 3.9, where isinstance() is then always False).
+_NAMED_PATTERNS = tuple(t for t in (getattr(ast, "MatchAs", None), getattr(ast, "MatchStar", None)) if t is not None)
+_MAPPING_PATTERN = tuple(t for t in (getattr(ast, "MatchMapping", None),) if t is not None)
+_CLASS_PATTERN = tuple(t for t in (getattr(ast, "MatchClass", None),) if t is not None)
 
 
 def _source_children(node: ast.AST) -> List[ast.AST]:
@@ -664,8 +668,8 @@ def _source_children(node: ast.AST) -> List[ast.AST]:
         head = children[:1] if isinstance(node, ast.Call) else []  # the function comes first
         rest = children[len(head):]
         return head + sorted(rest, key=lambda c: (c.lineno, c.col_offset))  # type: ignore[attr-defined]
-    if isinstance(node, ast.MatchMapping):
-        return [*(c for pair in zip(node.keys, node.patterns) for c in pair)]
+    if isinstance(node, _MAPPING_PATTERN):
+        return [c for pair in zip(node.keys, node.patterns) for c in pair]  # type: ignore[attr-defined]
     return children
 
 
@@ -692,11 +696,19 @@ def _argument_of(node: ast.expr, parent: Optional[ast.AST], outer: Optional[ast.
     return None
 
 
-def _leading_or(node: ast.BoolOp) -> ast.BoolOp:
+def _leading_or(node: ast.BoolOp) -> ast.AST:
     """``a or b`` of ``a or b or c``, positioned over its source (libcst's innermost node)."""
     first, second = node.values[0], node.values[1]
-    return ast.BoolOp(op=node.op, values=[first, second], lineno=node.lineno, col_offset=node.col_offset,
-                      end_lineno=second.end_lineno, end_col_offset=second.end_col_offset)
+    return _part_of(ast.BoolOp(op=node.op, values=[first, second], lineno=node.lineno, col_offset=node.col_offset,
+                               end_lineno=second.end_lineno, end_col_offset=second.end_col_offset), node)
+
+
+def _part_of(part: ast.AST, whole: ast.AST) -> ast.AST:
+    """A node built over part of ``whole``'s source, where libcst had a node and ``ast`` has
+    none: it is reported at its own position when ``whole`` is the module's (positions.py
+    reads ``keydrift_part_of``)."""
+    part.keydrift_part_of = whole  # type: ignore[attr-defined]
+    return part
 
 
 def _text_part(node: ast.AST) -> Optional[str]:
@@ -706,7 +718,7 @@ def _text_part(node: ast.AST) -> Optional[str]:
 # Names libcst represents as ``Name`` nodes that ``ast`` keeps as plain strings (a keyword
 # argument's name, a parameter, ``except ... as name``, ``global name``, imports, patterns).
 def _identifiers(node: ast.AST) -> Tuple[str, ...]:
-    if isinstance(node, (ast.keyword, ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+    if isinstance(node, (ast.keyword, ast.ExceptHandler, *_NAMED_PATTERNS)):
         name = getattr(node, "arg", None) if isinstance(node, ast.keyword) else node.name  # type: ignore[attr-defined]
         return (name,) if name else ()
     if isinstance(node, ast.arg):
@@ -717,10 +729,10 @@ def _identifiers(node: ast.AST) -> Tuple[str, ...]:
         return tuple(node.name.split(".")[:1]) + ((node.asname,) if node.asname else ())
     if isinstance(node, ast.ImportFrom):
         return tuple(node.module.split(".")[:1]) if node.module else ()
-    if isinstance(node, ast.MatchMapping):
-        return (node.rest,) if node.rest else ()
-    if isinstance(node, ast.MatchClass):
-        return tuple(node.kwd_attrs)
+    if isinstance(node, _MAPPING_PATTERN):
+        return (node.rest,) if node.rest else ()  # type: ignore[attr-defined]
+    if isinstance(node, _CLASS_PATTERN):
+        return tuple(node.kwd_attrs)  # type: ignore[attr-defined]
     return ()
 
 
@@ -847,6 +859,7 @@ def _concatenated(node: ast.expr) -> Optional[List[_Piece]]:
     if text is None or not isinstance(node, (ast.Constant, ast.JoinedStr)):
         return None
     wrapped = f"({text})"
+    lines = io.StringIO(wrapped).readlines()  # the rows tokenize counts
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(wrapped).readline))
     except (tokenize.TokenError, SyntaxError):
@@ -866,7 +879,6 @@ def _concatenated(node: ast.expr) -> Optional[List[_Piece]]:
             spans.append((token.start, token.end))
     if len(spans) < 2:
         return None
-    lines = wrapped.splitlines(keepends=True)
     pieces = []
     for start, end in spans:
         source = _between(lines, start, end)
@@ -950,31 +962,88 @@ class ResultReader(NormalizerReader):
 
 
 def _stripped_results(module: ast.Module, config: Config, names: UrlParseNames) -> Iterator[Defect]:
+    previous: Optional[Dict[ast.stmt, Optional[ast.stmt]]] = None
     for qualified, node in qualified_functions(module.body, ""):
         if is_normalizer(node.name, config) or not _strips_slash(node):
             continue
-        if DATABASE_VOCABULARY.search(_definition_text(node)):
+        text = _definition_text(node)
+        if not DATABASE_VOCABULARY.search(text):
+            if previous is None:
+                previous = _previous_statements(module)
+            text = _leading_comments(node, previous, module) + text
+        if DATABASE_VOCABULARY.search(text):
             yield from ResultReader(qualified, node, names, config).run()
 
 
 def _definition_text(function: FunctionNode) -> str:
-    """The function's source on one line as libcst gives a definition: the comment lines just
-    above it and its decorators included."""
+    """The function's source on one line, decorators (and comments between them) included."""
     lines = tree._SOURCE_LINES.get()
     text = segment(function)
     if lines is None or text is None:
         return code(function)
     first = min([function.lineno] + [d.lineno for d in function.decorator_list])
-    indent = len(lines[function.lineno - 1]) - len(lines[function.lineno - 1].lstrip())
-    start = first - 1
-    while start > 0:  # comments above belong to the definition, unless indented into the block before
-        above = lines[start - 1]
-        stripped = above.strip()
-        if stripped and not (stripped.startswith("#") and len(above) - len(above.lstrip()) <= indent):
-            break
-        start -= 1
-    head = "".join(lines[start:function.lineno - 1]) + lines[function.lineno - 1][:function.col_offset]
+    head = "".join(lines[first - 1:function.lineno - 1]) + lines[function.lineno - 1][:function.col_offset]
     return " ".join((head + text).split())
+
+
+def _leading_comments(function: FunctionNode, previous: Dict[ast.stmt, Optional[ast.stmt]],
+                      module: ast.Module) -> str:
+    """The comment lines just above a definition that libcst counts as the definition's: not
+    those at the top of the module (its header), nor those up to the last one indented into
+    the block that ends before them (that block's footer)."""
+    lines = tree._SOURCE_LINES.get()
+    if lines is None or (module.body and module.body[0] is function):
+        return ""
+    end = min([function.lineno] + [d.lineno for d in function.decorator_list]) - 1
+    start = end
+    while start > 0 and (not lines[start - 1].strip() or lines[start - 1].lstrip().startswith("#")):
+        start -= 1
+    sibling = previous.get(function)
+    block = _last_block(sibling) if sibling is not None else None
+    indent = _block_indent(block, lines) if block else None
+    if indent is not None:
+        footer = [i for i in range(start, end) if len(lines[i]) - len(lines[i].lstrip(" \t")) >= indent]
+        start = footer[-1] + 1 if footer else start
+    return " ".join("".join(lines[start:end]).split()) + " "
+
+
+def _previous_statements(module: ast.Module) -> Dict[ast.stmt, Optional[ast.stmt]]:
+    """Each statement's previous statement in its block (None for the first)."""
+    previous: Dict[ast.stmt, Optional[ast.stmt]] = {}
+    blocks: List[List[ast.stmt]] = [module.body]
+    while blocks:
+        block = blocks.pop()
+        for index, statement in enumerate(block):
+            previous[statement] = block[index - 1] if index else None
+            blocks.extend(_blocks(statement))
+    return previous
+
+
+def _blocks(statement: ast.AST) -> List[List[ast.stmt]]:
+    found = [getattr(statement, f, None) for f in ("body", "orelse", "finalbody")]
+    found += [h.body for h in getattr(statement, "handlers", ())]
+    found += [c.body for c in getattr(statement, "cases", ())]
+    return [b for b in found if isinstance(b, list) and b and isinstance(b[0], ast.stmt)]
+
+
+def _last_block(statement: ast.stmt) -> Optional[List[ast.stmt]]:
+    """The block a compound statement ends with (an ``elif``'s for an ``if``)."""
+    blocks = _blocks(statement)
+    if not blocks:
+        return None
+    last = max(blocks, key=lambda b: (b[-1].end_lineno or 0, b[-1].end_col_offset or 0))
+    if isinstance(statement, ast.If) and last is statement.orelse and len(last) == 1 \
+            and isinstance(last[0], ast.If) and last[0].col_offset == statement.col_offset \
+            and last[0].lineno != statement.lineno:
+        return _last_block(last[0])  # elif
+    return last
+
+
+def _block_indent(block: List[ast.stmt], lines: Sequence[str]) -> Optional[int]:
+    """The indentation of an indented block; None for a block on its header's line."""
+    line = lines[block[0].lineno - 1]
+    before = line.encode("utf-8")[:block[0].col_offset].decode("utf-8", "replace")
+    return len(before) if not before.strip() else None
 
 
 def _strips_slash(function: FunctionNode) -> bool:
