@@ -976,14 +976,24 @@ def _stripped_results(module: ast.Module, config: Config, names: UrlParseNames) 
 
 
 def _definition_text(function: FunctionNode) -> str:
-    """The function's source on one line, decorators (and comments between them) included."""
+    """The function's source on one line as libcst gives a definition: its decorators (and
+    comments between them), the comment after its last line and its block's footer included."""
     lines = tree._SOURCE_LINES.get()
     text = segment(function)
     if lines is None or text is None:
         return code(function)
     first = min([function.lineno] + [d.lineno for d in function.decorator_list])
-    head = "".join(lines[first - 1:function.lineno - 1]) + lines[function.lineno - 1][:function.col_offset]
-    return " ".join((head + text).split())
+    head = " ".join(lines[first - 1:function.lineno - 1])  # before ``def`` on its line: indentation only
+    last = function.end_lineno or function.lineno
+    tail = lines[last - 1].encode("utf-8")[function.end_col_offset:].decode("utf-8", "replace")
+    indent = _block_indent(function.body, lines)
+    if indent is not None:  # the footer: comment lines up to the last one indented into the body
+        end = last
+        while end < len(lines) and (not lines[end].strip() or lines[end].lstrip().startswith("#")):
+            end += 1
+        footer = [i for i in range(last, end) if len(lines[i]) - len(lines[i].lstrip(" \t")) >= indent]
+        tail += " " + " ".join(lines[last:footer[-1] + 1]) if footer else ""
+    return " ".join(f"{head} {text}{tail}".split())
 
 
 def _leading_comments(function: FunctionNode, previous: Dict[ast.stmt, Optional[ast.stmt]],
@@ -1004,7 +1014,7 @@ def _leading_comments(function: FunctionNode, previous: Dict[ast.stmt, Optional[
     if indent is not None:
         footer = [i for i in range(start, end) if len(lines[i]) - len(lines[i].lstrip(" \t")) >= indent]
         start = footer[-1] + 1 if footer else start
-    return " ".join("".join(lines[start:end]).split()) + " "
+    return " ".join(" ".join(lines[start:end]).split()) + " "
 
 
 def _previous_statements(module: ast.Module) -> Dict[ast.stmt, Optional[ast.stmt]]:
