@@ -7,19 +7,21 @@ call; the accesses it makes are reported to a ``Context`` supplied by the key-fl
 
 from __future__ import annotations
 
+import ast
+import io
+import tokenize
 from dataclasses import dataclass, field
-from typing import ContextManager, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
-
-import libcst as cst
+from typing import ContextManager, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 from keydrift.analysis.facts import DEFAULTS, LOOKUP, NORMALIZER, READ, STORE, WRITE, Step, Value
 from keydrift.analysis.pairing import steps_not_applied
+from keydrift.analysis.tree import segment
 from keydrift.analysis.values import code, dotted_name, last_name
 from keydrift.frameworks import dbapi_sql as dbapi
 from keydrift.frameworks import django_orm as django
 from keydrift.frameworks import sqlalchemy_orm as sqla
 
-Link = Tuple[str, Optional[cst.Call]]
+Link = Tuple[str, Optional[ast.Call]]
 
 
 @dataclass
@@ -46,35 +48,35 @@ class ChainInfo:
 class Context:
     """What recognizers need from the walker (implemented in keyflow)."""
 
-    def eval(self, node: cst.BaseExpression) -> Value:  # pragma: no cover - interface
+    def eval(self, node: ast.expr) -> Value:  # pragma: no cover - interface
         raise NotImplementedError
 
-    def eval_in_comprehension(self, comp: cst.BaseExpression, node: cst.BaseExpression) -> Value:
+    def eval_in_comprehension(self, comp: ast.expr, node: ast.expr) -> Value:
         raise NotImplementedError  # pragma: no cover - interface
 
-    def projection(self, node: cst.BaseExpression) -> Optional[Tuple[str, str]]:
+    def projection(self, node: ast.expr) -> Optional[Tuple[str, str]]:
         """(entity, field) when ``node`` holds the values of one column of query rows
         (``Result.objects.values_list("url", flat=True)``, ``{r.url for r in rows}``)."""
         raise NotImplementedError  # pragma: no cover - interface
 
-    def comprehension(self, comp: Optional[cst.BaseExpression]) -> ContextManager[None]:
+    def comprehension(self, comp: Optional[ast.expr]) -> ContextManager[None]:
         """Evaluate in the scope of a comprehension's loop variables (none when ``comp`` is None)."""
         raise NotImplementedError  # pragma: no cover - interface
 
-    def eval_element(self, node: cst.BaseExpression) -> Value:
+    def eval_element(self, node: ast.expr) -> Value:
         """The value of an element of a collection (``url__in=urls``)."""
         raise NotImplementedError  # pragma: no cover - interface
 
-    def add(self, kind: str, key: Key, node: cst.CSTNode, role: str, call_id: int, via: str,
+    def add(self, kind: str, key: Key, node: ast.AST, role: str, call_id: int, via: str,
             saves: bool = False) -> None:
         """Record an access; ``saves`` marks a write that goes through the model's save path
         (``create``, ``save()``, ``session.add``), where write-time rewriting applies."""
         raise NotImplementedError  # pragma: no cover - interface
 
-    def string_value(self, node: cst.BaseExpression) -> Optional[str]:
+    def string_value(self, node: ast.expr) -> Optional[str]:
         raise NotImplementedError  # pragma: no cover - interface
 
-    def resolve(self, node: cst.BaseExpression) -> cst.BaseExpression:
+    def resolve(self, node: ast.expr) -> ast.expr:
         raise NotImplementedError  # pragma: no cover - interface
 
     def primary_key(self, entity: str) -> str:
@@ -94,26 +96,26 @@ class Context:
         return name
 
 
-def unchain(node: cst.BaseExpression) -> Tuple[Optional[cst.BaseExpression], List[Link]]:
+def unchain(node: ast.expr) -> Tuple[Optional[ast.expr], List[Link]]:
     """``A.b.c(x).d(y)`` -> (Name A, [("b", None), ("c", call), ("d", call)])."""
     links: List[Link] = []
     while True:
-        if isinstance(node, cst.Await):
-            node = node.expression
-        elif isinstance(node, cst.Call):
+        if isinstance(node, ast.Await):
+            node = node.value
+        elif isinstance(node, ast.Call):
             func = node.func
-            if isinstance(func, cst.Attribute):
-                links.append((func.attr.value, node))
+            if isinstance(func, ast.Attribute):
+                links.append((func.attr, node))
                 node = func.value
-            elif isinstance(func, cst.Name):
-                links.append((func.value, node))
+            elif isinstance(func, ast.Name):
+                links.append((func.id, node))
                 links.reverse()
                 return None, links
             else:
                 links.reverse()
                 return func, links
-        elif isinstance(node, cst.Attribute):
-            links.append((node.attr.value, None))
+        elif isinstance(node, ast.Attribute):
+            links.append((node.attr, None))
             node = node.value
         else:
             links.reverse()
@@ -124,15 +126,81 @@ def is_model_name(name: str) -> bool:
     return bool(name) and name[0].isupper() and not name.isupper()
 
 
-def keyword_args(call: cst.Call) -> List[Tuple[str, cst.BaseExpression]]:
-    return [(a.keyword.value, a.value) for a in call.args if a.keyword is not None]
+def keyword_args(call: ast.Call) -> List[Tuple[str, ast.expr]]:
+    """The named keyword arguments in source order (``**mapping`` left out)."""
+    return [(k.arg, k.value) for k in call.keywords if k.arg is not None]
 
 
-def positional_args(call: cst.Call) -> List[cst.BaseExpression]:
-    return [a.value for a in call.args if a.keyword is None and a.star == ""]
+def positional_args(call: ast.Call) -> List[ast.expr]:
+    """Every positional argument that is not spread with ``*``, also those after a ``*args``
+    (unlike ``tree.positional_args``, which stops there)."""
+    return [a for a in call.args if not isinstance(a, ast.Starred)]
 
 
-def keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+def element_value(element: ast.expr) -> ast.expr:
+    """An element of a list/tuple/set display, ``*spread`` unwrapped (libcst's ``Element.value``
+    and ``StarredElement.value``)."""
+    return element.value if isinstance(element, ast.Starred) else element
+
+
+def dict_items(node: ast.Dict) -> List[Tuple[ast.expr, ast.expr]]:
+    """The ``key: value`` items of a dict display, ``**spread`` left out."""
+    return [(k, v) for k, v in zip(node.keys, node.values) if k is not None]
+
+
+def fstring_parts(node: ast.AST) -> Optional[List[Union[str, ast.FormattedValue]]]:
+    """The parts of ONE f-string literal, as libcst's ``FormattedString.parts`` gave them: the
+    literal text as written between interpolations (adjacent text merged, braces doubled back:
+    ``{{``) and the ``FormattedValue`` of each interpolation. None for anything else, also for
+    an f-string implicitly concatenated with other literals (``"a:" f"{b}"`` is one
+    ``JoinedStr`` in ast but was a ``ConcatenatedString`` in libcst, which no recognizer read as
+    a template). Backslash escapes stay evaluated: libcst kept them as written."""
+    if not isinstance(node, ast.JoinedStr) or _concatenated_literals(node):
+        return None
+    parts: List[Union[str, ast.FormattedValue]] = []
+    for value in node.values:
+        if isinstance(value, ast.FormattedValue):
+            parts.append(value)
+            continue
+        text = str(value.value).replace("{", "{{").replace("}", "}}")  # type: ignore[attr-defined]
+        if parts and isinstance(parts[-1], str):
+            parts[-1] += text
+        elif text:
+            parts.append(text)
+    return parts
+
+
+def _concatenated_literals(node: ast.expr) -> bool:
+    """Whether the source of a string node is several adjacent literals. False when that cannot
+    be told: no source (see ``tree.source_lines``), or text that is not only string literals."""
+    text = segment(node)
+    if text is None:
+        return False
+    start = getattr(tokenize, "FSTRING_START", None)  # 3.12+: an f-string is a token sequence
+    end = getattr(tokenize, "FSTRING_END", None)
+    depth = literals = 0
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(f"({text})").readline))
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    closing = max((i for i, t in enumerate(tokens) if t.type == tokenize.OP and t.string == ")"), default=0)
+    for token in tokens[1:closing]:  # inside the parentheses added around the text
+        if start is not None and token.type == start:
+            if depth == 0:
+                literals += 1
+            depth += 1
+        elif end is not None and token.type == end:
+            depth -= 1
+        elif depth > 0:
+            continue
+        elif token.type == tokenize.STRING:
+            literals += 1
+        elif token.type not in (tokenize.NL, tokenize.COMMENT):
+            return False
+    return literals > 1
+
+
+def keyword(call: ast.Call, name: str) -> Optional[ast.expr]:
     for key, value in keyword_args(call):
         if key == name:
             return value
@@ -160,25 +228,25 @@ def parse_lookup(name: str, entity: str, ctx: Context) -> Optional[Tuple[str, Fr
     return field_name, absorbs, membership
 
 
-def keyword_items(call: cst.Call, ctx: Context) -> List[Tuple[str, cst.BaseExpression]]:
+def keyword_items(call: ast.Call, ctx: Context) -> List[Tuple[str, ast.expr]]:
     """Keyword arguments, with ``**data`` spelled out when ``data`` is a dict literal or a dict
     filled item by item (``data = {}; data["url"] = u``): ``create(**data)`` stores its items."""
     items = keyword_args(call)
-    for arg in call.args:
-        if arg.star != "**":
+    for spread in call.keywords:
+        if spread.arg is not None:
             continue
-        mapping = ctx.resolve(arg.value)
-        if isinstance(mapping, cst.Dict):
-            for element in mapping.elements:
-                name = ctx.string_value(element.key) if isinstance(element, cst.DictElement) else None
+        mapping = ctx.resolve(spread.value)
+        if isinstance(mapping, ast.Dict):
+            for key, value in dict_items(mapping):
+                name = ctx.string_value(key)
                 if name is not None and name.isidentifier():
-                    items.append((name, element.value))  # type: ignore[union-attr]
-        elif isinstance(mapping, cst.Call) and last_name(mapping.func) == "dict":
+                    items.append((name, value))
+        elif isinstance(mapping, ast.Call) and last_name(mapping.func) == "dict":
             items += keyword_args(mapping)
     return items
 
 
-def keyword_lookups(call: cst.Call, entity: str, ctx: Context, skip: FrozenSet[str] = frozenset()) -> List[Key]:
+def keyword_lookups(call: ast.Call, entity: str, ctx: Context, skip: FrozenSet[str] = frozenset()) -> List[Key]:
     keys = []
     for name, value in keyword_items(call, ctx):
         if name in skip:
@@ -191,15 +259,15 @@ def keyword_lookups(call: cst.Call, entity: str, ctx: Context, skip: FrozenSet[s
     return keys
 
 
-def criteria_lookups(expr: cst.BaseExpression, entity: str, ctx: Context) -> List[Key]:
+def criteria_lookups(expr: ast.expr, entity: str, ctx: Context) -> List[Key]:
     """Keys compared by positional criteria: ``M.f == v``, ``Q(f=v)``, ``and_(...)``, ``a & b``."""
-    if isinstance(expr, cst.Comparison):
+    if isinstance(expr, ast.Compare):
         return _comparison_keys(expr, ctx)
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.BitAnd, cst.BitOr)):
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.BitAnd, ast.BitOr)):
         return criteria_lookups(expr.left, entity, ctx) + criteria_lookups(expr.right, entity, ctx)
-    if isinstance(expr, cst.UnaryOperation):
+    if isinstance(expr, ast.UnaryOp):
         return []
-    if isinstance(expr, cst.Call):
+    if isinstance(expr, ast.Call):
         func = last_name(expr.func)
         if func in django.Q_OBJECTS:
             keys = keyword_lookups(expr, entity, ctx)
@@ -212,31 +280,31 @@ def criteria_lookups(expr: cst.BaseExpression, entity: str, ctx: Context) -> Lis
     return []
 
 
-def column_of(expr: cst.BaseExpression) -> Optional[Tuple[str, str, FrozenSet[str]]]:
+def column_of(expr: ast.expr) -> Optional[Tuple[str, str, FrozenSet[str]]]:
     """``M.f`` / ``table.c.f`` / ``func.lower(M.f)`` -> (entity, field, absorbed kinds)."""
-    if isinstance(expr, cst.Call) and positional_args(expr):
+    if isinstance(expr, ast.Call) and positional_args(expr):
         kind = sqla.SQL_FUNCTION_KINDS.get(last_name(expr.func))
         inner = column_of(positional_args(expr)[0])
         if kind is None or inner is None:
             return None
         return inner[0], inner[1], inner[2] | frozenset({kind})
-    if not isinstance(expr, cst.Attribute):
+    if not isinstance(expr, ast.Attribute):
         return None
     base = expr.value
-    if isinstance(base, cst.Attribute) and base.attr.value in ("c", "columns"):
+    if isinstance(base, ast.Attribute) and base.attr in ("c", "columns"):
         table = last_name(base.value)
-        if table == "__table__" and isinstance(base.value, cst.Attribute):
+        if table == "__table__" and isinstance(base.value, ast.Attribute):
             table = last_name(base.value.value)
-        return (table, expr.attr.value, frozenset()) if table else None
+        return (table, expr.attr, frozenset()) if table else None
     entity = last_name(base)
     if is_model_name(entity):
-        return entity, expr.attr.value, frozenset()
+        return entity, expr.attr, frozenset()
     return None
 
 
-def _sql_value(expr: cst.BaseExpression, ctx: Context) -> Value:
+def _sql_value(expr: ast.expr, ctx: Context) -> Value:
     """``func.lower(v)`` on the value side is a transformation of v."""
-    if isinstance(expr, cst.Call) and positional_args(expr):
+    if isinstance(expr, ast.Call) and positional_args(expr):
         kind = sqla.SQL_FUNCTION_KINDS.get(last_name(expr.func))
         if kind is not None and dotted_name(expr.func).startswith(("func.", "sa.func.", "sqlalchemy.func.", "fn.")):
             inner = _sql_value(positional_args(expr)[0], ctx)
@@ -244,10 +312,10 @@ def _sql_value(expr: cst.BaseExpression, ctx: Context) -> Value:
     return ctx.eval(expr)
 
 
-def _comparison_keys(expr: cst.Comparison, ctx: Context) -> List[Key]:
-    if len(expr.comparisons) != 1 or not isinstance(expr.comparisons[0].operator, cst.Equal):
+def _comparison_keys(expr: ast.Compare, ctx: Context) -> List[Key]:
+    if len(expr.ops) != 1 or not isinstance(expr.ops[0], ast.Eq):
         return []
-    left, right = expr.left, expr.comparisons[0].comparator
+    left, right = expr.left, expr.comparators[0]
     for column_side, value_side in ((left, right), (right, left)):
         column = column_of(column_side)
         if column is not None and column_of(value_side) is None:
@@ -256,12 +324,12 @@ def _comparison_keys(expr: cst.Comparison, ctx: Context) -> List[Key]:
     return []
 
 
-def _method_criterion(expr: cst.Call, ctx: Context) -> List[Key]:
+def _method_criterion(expr: ast.Call, ctx: Context) -> List[Key]:
     """``M.f.ilike(v)`` compares case-insensitively; ``M.f.in_(values)`` compares each element."""
     func = expr.func
-    if not isinstance(func, cst.Attribute):
+    if not isinstance(func, ast.Attribute):
         return []
-    operator = func.attr.value
+    operator = func.attr
     column = column_of(func.value)
     args = positional_args(expr)
     if column is None or not args:
@@ -273,7 +341,7 @@ def _method_criterion(expr: cst.Call, ctx: Context) -> List[Key]:
     return []
 
 
-def stored_fields(call: cst.Call, entity: str, ctx: Context) -> List[Key]:
+def stored_fields(call: ast.Call, entity: str, ctx: Context) -> List[Key]:
     """Keyword arguments of ``create``/``values``/a model constructor, or a dict argument."""
     keys = [Key(entity, name, ctx.eval(value)) for name, value in keyword_items(call, ctx)
             if name not in django.UPSERT_DEFAULTS_KWARGS]
@@ -282,33 +350,31 @@ def stored_fields(call: cst.Call, entity: str, ctx: Context) -> List[Key]:
     return keys
 
 
-def mapping_fields(expr: cst.BaseExpression, entity: str, ctx: Context) -> List[Key]:
+def mapping_fields(expr: ast.expr, entity: str, ctx: Context) -> List[Key]:
     """``{"url": v}`` / ``{M.url: v}`` / ``dict(url=v)`` -> stored keys."""
     expr = ctx.resolve(expr)
     keys: List[Key] = []
-    if isinstance(expr, cst.Dict):
-        for element in expr.elements:
-            if not isinstance(element, cst.DictElement):
-                continue
-            name = ctx.string_value(element.key)
+    if isinstance(expr, ast.Dict):
+        for key, value in dict_items(expr):
+            name = ctx.string_value(key)
             if name is None:
-                column = column_of(element.key)
+                column = column_of(key)
                 name = column[1] if column else None
             if name is not None:
-                keys.append(Key(entity, name, ctx.eval(element.value)))
-    elif isinstance(expr, cst.Call) and last_name(expr.func) == "dict":
+                keys.append(Key(entity, name, ctx.eval(value)))
+    elif isinstance(expr, ast.Call) and last_name(expr.func) == "dict":
         keys = [Key(entity, name, ctx.eval(value)) for name, value in keyword_args(expr)]
     return keys
 
 
-def constructed_instances(expr: cst.BaseExpression) -> List[cst.Call]:
+def constructed_instances(expr: ast.expr) -> List[ast.Call]:
     """Model constructor calls in a list/tuple/comprehension: ``[M(url=u) for u in urls]``."""
-    if isinstance(expr, cst.Call) and is_model_name(last_name(expr.func)) \
-            and (keyword_args(expr) or any(a.star == "**" for a in expr.args)):
+    if isinstance(expr, ast.Call) and is_model_name(last_name(expr.func)) \
+            and (keyword_args(expr) or any(k.arg is None for k in expr.keywords)):
         return [expr]
-    if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
-        return [c for e in expr.elements for c in constructed_instances(e.value)]
-    if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+    if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
+        return [c for e in expr.elts for c in constructed_instances(element_value(e))]
+    if isinstance(expr, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
         return constructed_instances(expr.elt)
     return []
 
@@ -318,7 +384,7 @@ def constructed_instances(expr: cst.BaseExpression) -> List[cst.Call]:
 class ChainReader:
     """Reads one chain and reports its accesses to the context."""
 
-    def __init__(self, ctx: Context, call_id: int, outer: cst.Call) -> None:
+    def __init__(self, ctx: Context, call_id: int, outer: ast.Call) -> None:
         self.ctx = ctx
         self.call_id = call_id
         self.outer = outer
@@ -335,7 +401,7 @@ class ChainReader:
         for key in keys:
             self.ctx.add(kind, key, self.outer, role, self.call_id, self.via, saves)
 
-    def instance_writes(self, instances: Sequence[cst.Call], comprehension: Optional[cst.BaseExpression] = None,
+    def instance_writes(self, instances: Sequence[ast.Call], comprehension: Optional[ast.expr] = None,
                         saves: bool = True) -> None:
         for ctor in instances:
             entity = last_name(ctor.func)
@@ -368,7 +434,7 @@ class ChainReader:
                 self.emit(WRITE, self.normalized_create(call, entity, name), STORE, saves=True)
             elif name in django.CREATE_METHODS:
                 self.emit(WRITE, stored_fields(call, entity, self.ctx), STORE, saves=True)
-            elif name in ("insert", "replace") and call.args:
+            elif name in ("insert", "replace") and (call.args or call.keywords):
                 stored = stored_fields(call, entity, self.ctx)
                 self.emit(WRITE, stored, STORE)
             elif name in sqla.ON_CONFLICT_METHODS or name == "on_conflict":
@@ -386,7 +452,7 @@ class ChainReader:
         info.lookups = [] if write_chain else lookups
         return info
 
-    def normalized_create(self, call: cst.Call, entity: str, method: str) -> List[Key]:
+    def normalized_create(self, call: ast.Call, entity: str, method: str) -> List[Key]:
         """``User.objects.create_user(email=e)`` stores ``normalize_email(e)``."""
         positions, normalizers = django.NORMALIZING_CREATE_METHODS[method]
         named = list(zip(positions, positional_args(call))) + keyword_args(call)
@@ -405,7 +471,7 @@ class ChainReader:
                             rewritten_by=f"{entity}.objects.{method}()"))
         return keys
 
-    def upsert(self, call: cst.Call, entity: str, lookups: List[Key]) -> None:
+    def upsert(self, call: ast.Call, entity: str, lookups: List[Key]) -> None:
         """get_or_create/update_or_create: the lookup is read, then stored unless defaults override it."""
         defaults: List[Key] = []
         for name in django.UPSERT_DEFAULTS_KWARGS:
@@ -417,9 +483,9 @@ class ChainReader:
         self.emit(WRITE, [k for k in lookups if k.field not in overridden], STORE, saves=True)
         self.emit(WRITE, defaults, DEFAULTS, saves=True)
 
-    def bulk(self, expr: cst.BaseExpression, saves: bool = True) -> None:
+    def bulk(self, expr: ast.expr, saves: bool = True) -> None:
         expr = self.ctx.resolve(expr)
-        comp = expr if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)) else None
+        comp = expr if isinstance(expr, (ast.ListComp, ast.GeneratorExp, ast.SetComp)) else None
         self.instance_writes(constructed_instances(expr), comp, saves)
 
     def statement_chain(self, kind: str, entity: str, links: Sequence[Link]) -> ChainInfo:
@@ -445,13 +511,13 @@ class ChainReader:
         info.lookups = lookups if kind == "select" else []
         return info
 
-    def on_conflict(self, call: cst.Call, entity: str, stored: List[Key]) -> None:
+    def on_conflict(self, call: ast.Call, entity: str, stored: List[Key]) -> None:
         target = keyword(call, "index_elements") or keyword(call, "conflict_target")
         columns = set()
-        if isinstance(target, (cst.List, cst.Tuple)):
-            for element in target.elements:
-                name = self.ctx.string_value(element.value)
-                column = column_of(element.value)
+        if isinstance(target, (ast.List, ast.Tuple)):
+            for element in map(element_value, target.elts):
+                name = self.ctx.string_value(element)
+                column = column_of(element)
                 columns.add(name if name is not None else (column[1] if column else ""))
         conflict_keys = [k for k in stored if not columns or k.field in columns]
         updates: List[Key] = []
@@ -465,12 +531,12 @@ class ChainReader:
         self.emit(WRITE, updates, DEFAULTS)
 
 
-def _entity_arg(call: Optional[cst.Call]) -> str:
+def _entity_arg(call: Optional[ast.Call]) -> str:
     """The entity a constructor names: ``select(M)``, ``select(M.url)``, ``insert(table)``."""
     if call is None or not positional_args(call):
         return ""
     arg = positional_args(call)[0]
-    if isinstance(arg, cst.Attribute) and is_model_name(last_name(arg.value)):
+    if isinstance(arg, ast.Attribute) and is_model_name(last_name(arg.value)):
         return last_name(arg.value)
     return last_name(arg)
 
@@ -487,7 +553,7 @@ def _is_manager(name: str) -> bool:
     return name in django.MANAGERS or name.endswith("objects")
 
 
-def recognize(call: cst.Call, ctx: Context, call_id: int) -> Optional[ChainInfo]:
+def recognize(call: ast.Call, ctx: Context, call_id: int) -> Optional[ChainInfo]:
     """Report the accesses of the chain whose outermost call is ``call``."""
     base, links = unchain(call)
     if not links:
@@ -500,7 +566,7 @@ def recognize(call: cst.Call, ctx: Context, call_id: int) -> Optional[ChainInfo]
     return info
 
 
-def _recognize(base: Optional[cst.BaseExpression], links: List[Link], reader: ChainReader,
+def _recognize(base: Optional[ast.expr], links: List[Link], reader: ChainReader,
                ctx: Context) -> Optional[ChainInfo]:
     first, first_call = links[0]
     last, last_call = links[-1]
@@ -553,8 +619,8 @@ def _recognize(base: Optional[cst.BaseExpression], links: List[Link], reader: Ch
         if kind and not positional_args(first_call) and base is not None and first in sqla.TABLE_METHODS:
             return reader.statement_chain(kind, base_name, links[1:])
     # session.get(M, pk) / self.session.add(M(...)) / get_object_or_404(M, url=u)
-    if last_call is not None and (len(links) == 1 or isinstance(last_call.func, cst.Attribute)):
-        receiver = last_call.func.value if isinstance(last_call.func, cst.Attribute) else base
+    if last_call is not None and (len(links) == 1 or isinstance(last_call.func, ast.Attribute)):
+        receiver = last_call.func.value if isinstance(last_call.func, ast.Attribute) else base
         return _single_call(receiver, last, last_call, reader, ctx)
     return None
 
@@ -574,15 +640,15 @@ _MODEL_CLASS_METHODS = frozenset({"select", "update", "delete", "insert", "repla
                                   "get_or_create", "create", "get_by_id", "filter", "insert_many"})
 
 
-def _through_variable(base: Optional[cst.BaseExpression], links: List[Link],
-                      ctx: Context) -> Tuple[Optional[cst.BaseExpression], List[Link]]:
+def _through_variable(base: Optional[ast.expr], links: List[Link],
+                      ctx: Context) -> Tuple[Optional[ast.expr], List[Link]]:
     """``q.filter_by(email=e).first()`` with ``q = session.query(M)`` (or refined since): the
     chain goes on from the query the variable holds."""
-    if not isinstance(base, cst.Name):
+    if not isinstance(base, ast.Name):
         return base, links
     bound = ctx.resolve(base)
-    inner = bound.expression if isinstance(bound, cst.Await) else bound
-    if not isinstance(inner, cst.Call) or not isinstance(inner.func, cst.Attribute):
+    inner = bound.value if isinstance(bound, ast.Await) else bound
+    if not isinstance(inner, ast.Call) or not isinstance(inner.func, ast.Attribute):
         return base, links
     inner_base, inner_links = unchain(inner)
     names = {name for name, _ in inner_links}
@@ -593,21 +659,21 @@ def _through_variable(base: Optional[cst.BaseExpression], links: List[Link],
     return inner_base, inner_links + links
 
 
-def _through_module_alias(base: Optional[cst.BaseExpression], links: List[Link],
-                          ctx: Context) -> Tuple[Optional[cst.BaseExpression], List[Link]]:
+def _through_module_alias(base: Optional[ast.expr], links: List[Link],
+                          ctx: Context) -> Tuple[Optional[ast.expr], List[Link]]:
     """``models.User.objects.get(...)`` / ``m.User.get(...)``: the model reached through a module
     (``from app import models as m``) is the chain's base; ``get_user_model().objects...`` is the
     project's user model."""
     if base is None and len(links) > 2 and links[0][0] in django.USER_MODEL_GETTERS \
             and links[0][1] is not None and _is_manager(links[1][0]):
-        return cst.Name(ctx.user_model()), links[1:]
-    if not isinstance(base, cst.Name) or is_model_name(base.value) or base.value in ("self", "cls"):
+        return ast.Name(id=ctx.user_model(), ctx=ast.Load()), links[1:]
+    if not isinstance(base, ast.Name) or is_model_name(base.id) or base.id in ("self", "cls"):
         return base, links
     if len(links) < 2 or links[0][1] is not None or not is_model_name(links[0][0]):
         return base, links
     follower, follower_call = links[1]
     if _is_manager(follower) or (follower_call is not None and follower in _MODEL_CLASS_METHODS):
-        return cst.Name(links[0][0]), links[1:]
+        return ast.Name(id=links[0][0], ctx=ast.Load()), links[1:]
     return base, links
 
 
@@ -625,7 +691,7 @@ def _query_chain(reader: ChainReader, entity: str, links: Sequence[Link]) -> Cha
     return reader.model_chain(entity, links, write_chain=write_chain)
 
 
-def _single_call(base: Optional[cst.BaseExpression], name: str, call: cst.Call, reader: ChainReader,
+def _single_call(base: Optional[ast.expr], name: str, call: ast.Call, reader: ChainReader,
                  ctx: Context) -> Optional[ChainInfo]:
     args = positional_args(call)
     if name in sqla.GET_BY_PK_METHODS and base is not None and len(args) >= 2:

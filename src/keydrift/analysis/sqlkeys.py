@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import ast
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
-import libcst as cst
-
-from keydrift.analysis.accesses import ChainReader, Key, keyword_args, positional_args
+from keydrift.analysis.accesses import (
+    ChainReader,
+    Key,
+    dict_items,
+    element_value,
+    fstring_parts,
+    keyword_args,
+    positional_args,
+)
 from keydrift.analysis.facts import DEFAULTS, LOOKUP, READ, STORE, WRITE, Step, Value
 from keydrift.analysis.values import code, last_name
 from keydrift.frameworks import dbapi_sql as dbapi
@@ -19,26 +26,27 @@ ROLES = {
 }
 
 
-def _sql_text(node: cst.BaseExpression, reader: ChainReader) -> Optional[str]:
+def _sql_text(node: ast.expr, reader: ChainReader) -> Optional[str]:
     node = reader.ctx.resolve(node)
-    if isinstance(node, cst.Call) and last_name(node.func) in {w.rsplit(".", 1)[-1] for w in dbapi.SQL_TEXT_WRAPPERS}:
+    if isinstance(node, ast.Call) and last_name(node.func) in {w.rsplit(".", 1)[-1] for w in dbapi.SQL_TEXT_WRAPPERS}:
         args = positional_args(node)
         return _sql_text(args[0], reader) if args else None
-    if isinstance(node, cst.FormattedString):
-        return _template_text(node, reader)
+    template = fstring_parts(node)
+    if template is not None:
+        return _template_text(template, reader)
     return reader.ctx.string_value(node)
 
 
-def _template_text(node: cst.FormattedString, reader: ChainReader) -> Optional[str]:
+def _template_text(template: List[Union[str, ast.FormattedValue]], reader: ChainReader) -> Optional[str]:
     """``f"UPDATE t SET {column} = ? WHERE url = ?"``: the SQL with each interpolation as an
     identifier of its own (a column or table name chosen at run time is no key keydrift can
     name; the placeholders still bind the parameters passed)."""
     parts = []
-    for index, part in enumerate(node.parts):
-        if isinstance(part, cst.FormattedStringText):
-            parts.append(part.value)
+    for index, part in enumerate(template):
+        if isinstance(part, str):
+            parts.append(part)
             continue
-        known = reader.ctx.string_value(part.expression)  # a module constant: the table name
+        known = reader.ctx.string_value(part.value)  # a module constant: the table name
         parts.append(known if known is not None and known.isidentifier() else f"kd_interpolated_{index}")
     text = "".join(parts)
     return text if "{" not in text and "}" not in text else None
@@ -47,13 +55,13 @@ def _template_text(node: cst.FormattedString, reader: ChainReader) -> Optional[s
 class Parameters:
     """The values bound to placeholders, by position and by name."""
 
-    def __init__(self, positional: Sequence[cst.BaseExpression], named: Dict[str, cst.BaseExpression],
-                 comprehension: Optional[cst.BaseExpression] = None) -> None:
+    def __init__(self, positional: Sequence[ast.expr], named: Dict[str, ast.expr],
+                 comprehension: Optional[ast.expr] = None) -> None:
         self.positional = list(positional)
         self.named = named
         self.comprehension = comprehension
 
-    def expression(self, ref: Union[int, str, None]) -> Optional[cst.BaseExpression]:
+    def expression(self, ref: Union[int, str, None]) -> Optional[ast.expr]:
         if isinstance(ref, int):
             return self.positional[ref] if ref < len(self.positional) else None
         if isinstance(ref, str):
@@ -61,7 +69,7 @@ class Parameters:
         return None
 
 
-def _parameters(call: cst.Call, many: bool, reader: ChainReader) -> Optional[Parameters]:
+def _parameters(call: ast.Call, many: bool, reader: ChainReader) -> Optional[Parameters]:
     args = positional_args(call)
     if len(args) > 2 and not many:  # asyncpg style: conn.fetch(sql, a, b)
         return Parameters(args[1:], {})
@@ -75,27 +83,26 @@ def _parameters(call: cst.Call, many: bool, reader: ChainReader) -> Optional[Par
     params = reader.ctx.resolve(params)
     comprehension = None
     if many:
-        if isinstance(params, (cst.ListComp, cst.GeneratorExp)):
+        if isinstance(params, (ast.ListComp, ast.GeneratorExp)):
             comprehension, params = params, params.elt
-        elif isinstance(params, (cst.List, cst.Tuple)) and params.elements:
-            params = params.elements[0].value
+        elif isinstance(params, (ast.List, ast.Tuple)) and params.elts:
+            params = element_value(params.elts[0])
         else:
             return None
     return _bind(params, reader, comprehension)
 
 
-def _bind(params: cst.BaseExpression, reader: ChainReader, comprehension: Optional[cst.BaseExpression]) -> Optional[Parameters]:
-    if isinstance(params, (cst.Tuple, cst.List)):
-        return Parameters([e.value for e in params.elements], {}, comprehension)
-    if isinstance(params, cst.Dict):
+def _bind(params: ast.expr, reader: ChainReader, comprehension: Optional[ast.expr]) -> Optional[Parameters]:
+    if isinstance(params, (ast.Tuple, ast.List)):
+        return Parameters([element_value(e) for e in params.elts], {}, comprehension)
+    if isinstance(params, ast.Dict):
         named = {}
-        for element in params.elements:
-            if isinstance(element, cst.DictElement):
-                name = reader.ctx.string_value(element.key)
-                if name is not None:
-                    named[name] = element.value
+        for key, value in dict_items(params):
+            name = reader.ctx.string_value(key)
+            if name is not None:
+                named[name] = value
         return Parameters([], named, comprehension)
-    if isinstance(params, cst.Call) and last_name(params.func) == "dict":
+    if isinstance(params, ast.Call) and last_name(params.func) == "dict":
         return Parameters([], dict(keyword_args(params)), comprehension)
     return Parameters([params], {}, comprehension)
 
@@ -103,17 +110,17 @@ def _bind(params: cst.BaseExpression, reader: ChainReader, comprehension: Option
 _COLLECTION_CALLS = frozenset({"tuple", "list", "set", "frozenset", "sorted"})
 
 
-def _value(expr: cst.BaseExpression, params: Parameters, reader: ChainReader) -> Value:
+def _value(expr: ast.expr, params: Parameters, reader: ChainReader) -> Value:
     if params.comprehension is not None:
         return reader.ctx.eval_in_comprehension(params.comprehension, expr)
     resolved = reader.ctx.resolve(expr)
-    if isinstance(resolved, (cst.ListComp, cst.GeneratorExp, cst.SetComp)) or (
-            isinstance(resolved, cst.Call) and last_name(resolved.func) in _COLLECTION_CALLS):
+    if isinstance(resolved, (ast.ListComp, ast.GeneratorExp, ast.SetComp)) or (
+            isinstance(resolved, ast.Call) and last_name(resolved.func) in _COLLECTION_CALLS):
         return reader.ctx.eval_element(resolved)  # IN %s / = ANY(%s): each element is a key
     return reader.ctx.eval(expr)
 
 
-def execute_accesses(call: cst.Call, many: bool, reader: ChainReader) -> bool:
+def execute_accesses(call: ast.Call, many: bool, reader: ChainReader) -> bool:
     """Report the key accesses of one execute call; False when it is not recognizable SQL."""
     args = positional_args(call)
     if not args:
