@@ -10,9 +10,8 @@ key-flow walker with ``emit_table_access``, their arguments found where the entr
 
 from __future__ import annotations
 
+import ast
 from typing import List, Optional, Tuple
-
-import libcst as cst
 
 from keydrift.analysis.accesses import ChainInfo, ChainReader, mapping_fields
 from keydrift.analysis.helpernames import helper_operation
@@ -21,19 +20,19 @@ from keydrift.analysis.values import last_name
 from keydrift.frameworks import data_access as da
 
 
-def _keyword_in(call: cst.Call, names) -> Optional[cst.BaseExpression]:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value in names:
-            return arg.value
+def _keyword_in(call: ast.Call, names) -> Optional[ast.expr]:
+    for keyword in call.keywords:
+        if keyword.arg is not None and keyword.arg in names:
+            return keyword.value
     return None
 
 
-def _zero_config_shape(call: cst.Call, reader: ChainReader) -> Optional[Tuple[str, List[cst.BaseExpression]]]:
+def _zero_config_shape(call: ast.Call, reader: ChainReader) -> Optional[Tuple[str, List[ast.expr]]]:
     """(table, [dict arguments after the table, in order]) for a literal-table helper call."""
     ctx = reader.ctx
     table_expr = _keyword_in(call, da.TABLE_KEYWORDS)
-    positional = [a.value for a in call.args if a.keyword is None and not a.star]
-    after: List[cst.BaseExpression] = []
+    positional = [a for a in call.args if not isinstance(a, ast.Starred)]  # also those after a ``*args``
+    after: List[ast.expr] = []
     if table_expr is None:
         # the table is the first positional string; a transaction/cursor may come before it
         for index, arg in enumerate(positional[:2]):
@@ -51,14 +50,14 @@ def _zero_config_shape(call: cst.Call, reader: ChainReader) -> Optional[Tuple[st
     return table, after
 
 
-def _is_dict(expr: Optional[cst.BaseExpression], reader: ChainReader) -> bool:
+def _is_dict(expr: Optional[ast.expr], reader: ChainReader) -> bool:
     if expr is None:
         return False
     resolved = reader.ctx.resolve(expr)
-    return isinstance(resolved, cst.Dict) or (isinstance(resolved, cst.Call) and last_name(resolved.func) == "dict")
+    return isinstance(resolved, ast.Dict) or (isinstance(resolved, ast.Call) and last_name(resolved.func) == "dict")
 
 
-def recognize_table_call(call: cst.Call, reader: ChainReader) -> Optional[ChainInfo]:
+def recognize_table_call(call: ast.Call, reader: ChainReader) -> Optional[ChainInfo]:
     """Report the accesses of one zero-config table-helper call; None when it is not one."""
     operation = helper_operation(last_name(call.func))
     if not operation:
@@ -82,8 +81,8 @@ def recognize_table_call(call: cst.Call, reader: ChainReader) -> Optional[ChainI
 
 
 def emit_table_access(reader: ChainReader, operation: str, table: str,
-                      keys_expr: Optional[cst.BaseExpression],
-                      values_expr: Optional[cst.BaseExpression]) -> ChainInfo:
+                      keys_expr: Optional[ast.expr],
+                      values_expr: Optional[ast.expr]) -> ChainInfo:
     ctx = reader.ctx
     keys = mapping_fields(keys_expr, table, ctx) if keys_expr is not None else []
     values = mapping_fields(values_expr, table, ctx) if values_expr is not None else []
