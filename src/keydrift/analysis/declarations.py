@@ -15,16 +15,26 @@ at; class methods are read only when a key of their class needs them.
 
 from __future__ import annotations
 
+import ast
+import io
 import re
+import tokenize
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
-
-import libcst as cst
+from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from keydrift.analysis.boundary import is_test_module
 from keydrift.analysis.ddl import OTHER, TEXT, ddl_items, looks_like_ddl, mentions_uniqueness, short
 from keydrift.analysis.normalizer_names import is_normalizer_name
+from keydrift.analysis.tree import (
+    FUNCTION_TYPES,
+    FunctionNode,
+    all_argument_values,
+    child_nodes,
+    is_true,
+    keyword_arg,
+    segment,
+)
 from keydrift.analysis.tree import string_literal as _string
 from keydrift.analysis.values import code, dotted_name, last_name
 from keydrift.frameworks import schema
@@ -48,7 +58,7 @@ class Declaration:
     kind: str  # FIELD or CONSTRAINT
     entity: str
     columns: Tuple[str, ...]
-    node: cst.CSTNode
+    node: ast.AST
     via: str  # how it is declared, for messages
     layer: str = "orm"  # ORM, SQL or MONGO: what a case-insensitive alternative looks like
 
@@ -93,17 +103,15 @@ def not_production_schema(module: str) -> bool:
     return is_test_module(module) or any(p in _MIGRATION_PACKAGES or _MIGRATION_NAME.search(p) for p in parts)
 
 
-def is_migration_script(module: cst.Module) -> bool:
+def is_migration_script(module: ast.Module) -> bool:
     """A migration wherever it lives: an alembic revision (``down_revision = ...`` at module
     level) or a Django/peewee ``class Migration(migrations.Migration)``."""
     for statement in module.body:
-        if isinstance(statement, cst.ClassDef) and statement.name.value == "Migration":
+        if isinstance(statement, ast.ClassDef) and statement.name == "Migration":
             return True
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                target, _, _ = _assignment(small)
-                if isinstance(target, cst.Name) and target.value in ("down_revision", "revision"):
-                    return True
+        target, _, _ = _assignment(statement)
+        if isinstance(target, ast.Name) and target.id in ("down_revision", "revision"):
+            return True
     return False
 
 
@@ -119,106 +127,105 @@ class SchemaReader:
         self.field_classes: Dict[str, _FieldClass] = {}
         self.table_variables: Dict[str, str] = {}  # users_table -> "users"
         self.seen_strings: Set[int] = set()
-        self.methods: Dict[str, List[cst.FunctionDef]] = {}  # class -> its methods, not yet read
-        self.functions: Dict[str, cst.FunctionDef] = {}  # module-level functions, by name
+        self.methods: Dict[str, List[FunctionNode]] = {}  # class -> its methods, not yet read
+        self.functions: Dict[str, FunctionNode] = {}  # module-level functions, by name
 
-    def read(self, module: cst.Module) -> None:
+    def read(self, module: ast.Module) -> None:
         self._field_classes(module.body)
         self._body(module.body, None)
 
     # statements ------------------------------------------------------------------------
 
-    def _body(self, body: Sequence[cst.CSTNode], owner: Optional[str]) -> None:
+    def _body(self, body: Sequence[ast.stmt], owner: Optional[str]) -> None:
         """``owner`` is the class whose body this is (fields are declared there), else None."""
         for statement in body:
-            if isinstance(statement, cst.SimpleStatementLine):
-                for small in statement.body:
-                    self._small(small, owner)
-            elif isinstance(statement, cst.ClassDef):
+            if isinstance(statement, ast.ClassDef):
                 self._class(statement, owner)
-            elif isinstance(statement, cst.FunctionDef):
+            elif isinstance(statement, FUNCTION_TYPES):
                 self._function(statement, owner)
-            else:
+            elif isinstance(statement, _COMPOUND_TYPES):
                 for block in _blocks(statement):
                     self._body(block, owner)
+            else:
+                self._small(statement, owner)
 
-    def _class(self, node: cst.ClassDef, owner: Optional[str]) -> None:
-        if owner is not None and node.name.value == "Meta":
+    def _class(self, node: ast.ClassDef, owner: Optional[str]) -> None:
+        if owner is not None and node.name == "Meta":
             self._meta(node, owner)
             return
-        self._body(_suite(node.body), node.name.value)
+        self._body(node.body, node.name)
 
-    def _function(self, node: cst.FunctionDef, owner: Optional[str]) -> None:
+    def _function(self, node: FunctionNode, owner: Optional[str]) -> None:
         if owner is not None:
             self.methods.setdefault(owner, []).append(node)  # read only if a key needs them
             if _has_decorator(node, schema.DECLARED_ATTRIBUTE_DECORATORS):
                 self._declared_attribute(node, owner)
                 return
         else:
-            self.functions[node.name.value] = node
+            self.functions[node.name] = node
             self._pre_save_receiver(node)
-        self._body(_suite(node.body), None)
+        self._body(node.body, None)
 
-    def _declared_attribute(self, node: cst.FunctionDef, owner: str) -> None:
+    def _declared_attribute(self, node: FunctionNode, owner: str) -> None:
         """SQLAlchemy ``@declared_attr def email(cls): return Column("email", ..., unique=True)``
         declares the column the method returns, under the method's name."""
-        for small in _small_statements(_suite(node.body)):
-            if isinstance(small, cst.Return) and isinstance(small.value, cst.Call):
-                self._class_attribute(owner, node.name.value, None, small.value, small)
+        for small in _small_statements(node.body):
+            if isinstance(small, ast.Return) and isinstance(small.value, ast.Call):
+                self._class_attribute(owner, node.name, None, small.value, small)
 
-    def _pre_save_receiver(self, node: cst.FunctionDef) -> None:
+    def _pre_save_receiver(self, node: FunctionNode) -> None:
         """``@receiver(pre_save, sender=Post) def f(sender, instance, **kw):
         instance.slug = slugify(instance.title)`` makes Post.slug canonical."""
         sender = _receiver_sender(node)
         if not sender:
             return
         for attribute in self._canonicalized_attributes(node, "instance"):
-            self._mark(sender, attribute, f"the pre_save receiver {node.name.value}()")
+            self._mark(sender, attribute, f"the pre_save receiver {node.name}()")
 
-    def _canonicalized_attributes(self, node: cst.FunctionDef, receiver: str) -> Iterator[str]:
+    def _canonicalized_attributes(self, node: FunctionNode, receiver: str) -> Iterator[str]:
         """``X`` of each ``receiver.X = <a canonicalizing call>`` in the function's body."""
-        for small in _small_statements(_suite(node.body)):
+        for small in _small_statements(node.body):
             target, _, value = _assignment(small)
-            if (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
-                    and target.value.value == receiver and value is not None
+            if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                    and target.value.id == receiver and value is not None
                     and _calls_canonicalizer(value, self.config)):
-                yield target.attr.value
+                yield target.attr
 
-    def _small(self, small: cst.BaseSmallStatement, owner: Optional[str]) -> None:
+    def _small(self, small: ast.stmt, owner: Optional[str]) -> None:
         target, annotation, value = _assignment(small)
-        if value is None and isinstance(small, (cst.Expr, cst.Return)):
+        if value is None and isinstance(small, (ast.Expr, ast.Return)):
             value = small.value
-        docstring = isinstance(small, cst.Expr) and isinstance(value, (cst.SimpleString, cst.ConcatenatedString))
+        docstring = isinstance(small, ast.Expr) and _is_literal_string(value)
         if value is None or docstring:
             return
-        if owner is not None and isinstance(target, cst.Name):
-            if self._class_attribute(owner, target.value, annotation, value, small):
+        if owner is not None and isinstance(target, ast.Name):
+            if self._class_attribute(owner, target.id, annotation, value, small):
                 return
-        if isinstance(target, cst.Name) and isinstance(value, cst.Call) and last_name(value.func) in schema.TABLE_CALLS:
+        if isinstance(target, ast.Name) and isinstance(value, ast.Call) and last_name(value.func) in schema.TABLE_CALLS:
             table = _string(_positional(value)[0]) if _positional(value) else None
             if table:
-                self.table_variables[target.value] = table
+                self.table_variables[target.id] = table
         self._expression(value, 0)
 
-    def _class_attribute(self, owner: str, name: str, annotation: Optional[cst.BaseExpression],
-                         value: cst.BaseExpression, statement: cst.CSTNode) -> bool:
+    def _class_attribute(self, owner: str, name: str, annotation: Optional[ast.expr],
+                         value: ast.expr, statement: ast.AST) -> bool:
         """A class-body assignment that declares schema; False when it is something else."""
         if name == "__tablename__" and _string(value):
             self.facts.table_of_class[_string(value) or ""] = owner
             return True
         if name in schema.SQLALCHEMY_TABLE_ARGS:
             for item in _elements(value):
-                if isinstance(item, cst.Call):
+                if isinstance(item, ast.Call):
                     self._constraint_call(item, owner)
             return True
-        if isinstance(value, cst.Call):
+        if isinstance(value, ast.Call):
             return self._field(owner, name, annotation, value, statement)
         return False
 
     # model fields ----------------------------------------------------------------------
 
-    def _field(self, owner: str, name: str, annotation: Optional[cst.BaseExpression], call: cst.Call,
-               statement: cst.CSTNode) -> bool:
+    def _field(self, owner: str, name: str, annotation: Optional[ast.expr], call: ast.Call,
+               statement: ast.AST) -> bool:
         callee = last_name(call.func)
         if not (callee in schema.COLUMN_CALLS or callee.endswith("Field") or callee in schema.RELATION_FIELD_CALLS):
             return False
@@ -232,12 +239,12 @@ class SchemaReader:
             self.facts.declarations.append(Declaration(FIELD, owner, (column,), statement, via))
         return True
 
-    def _column_name(self, call: cst.Call, name: str) -> str:
+    def _column_name(self, call: ast.Call, name: str) -> str:
         positional = _positional(call)
         explicit = _string(positional[0]) if positional and last_name(call.func) in schema.COLUMN_CALLS else None
         return explicit or _string(_keyword(call, "db_column")) or name
 
-    def _field_type(self, callee: str, call: cst.Call, annotation: Optional[cst.BaseExpression]) -> _Column:
+    def _field_type(self, callee: str, call: ast.Call, annotation: Optional[ast.expr]) -> _Column:
         if callee in schema.RELATION_FIELD_CALLS:
             return _Column(OTHER)  # the referenced table's key
         if any(_keyword(call, k) is not None for k in schema.ENUMERATION_KEYWORDS):
@@ -248,17 +255,17 @@ class SchemaReader:
             return self._column_type(call, annotation)
         return self._class_kind(callee, "field")
 
-    def _column_type(self, call: cst.Call, annotation: Optional[cst.BaseExpression]) -> _Column:
-        if any(isinstance(arg, cst.Call) and last_name(arg.func) in schema.RELATION_FIELD_CALLS
+    def _column_type(self, call: ast.Call, annotation: Optional[ast.expr]) -> _Column:
+        if any(isinstance(arg, ast.Call) and last_name(arg.func) in schema.RELATION_FIELD_CALLS
                for arg in _positional(call)):
             return _Column(OTHER)  # Column("team_name", String(50), ForeignKey("team.name"))
         for arg in _positional(call):
-            if isinstance(arg, (cst.SimpleString, cst.ConcatenatedString)):
-                continue
-            type_expr = arg.func if isinstance(arg, cst.Call) else arg
+            if _is_literal_string(arg) or (isinstance(arg, ast.JoinedStr) and _implicitly_concatenated(arg)):
+                continue  # the column's name (a concatenation with an f-string was one to libcst)
+            type_expr = arg.func if isinstance(arg, ast.Call) else arg
             if last_name(type_expr) == "ForeignKey":
                 return _Column(OTHER)
-            if isinstance(arg, cst.Call) and _case_insensitive_collation(arg):
+            if isinstance(arg, ast.Call) and _case_insensitive_collation(arg):
                 return _Column(TEXT, "a case-insensitive collation")
             return self._class_kind(last_name(type_expr), "type")
         if annotation is not None and _annotation_is_text(annotation):
@@ -276,23 +283,23 @@ class SchemaReader:
             return _Column(TEXT)
         return _Column(OTHER)
 
-    def _field_classes(self, body: Sequence[cst.CSTNode]) -> None:
+    def _field_classes(self, body: Sequence[ast.stmt]) -> None:
         """Field and column-type classes defined in the module, in order (a subclass of a
         subclass resolves), with whether their storing methods canonicalize."""
         for node in body:
-            if not isinstance(node, cst.ClassDef):
+            if not isinstance(node, ast.ClassDef):
                 continue
-            bases = [last_name(b.value) for b in node.bases]
+            bases = [last_name(_unstarred(b)) for b in node.bases]
             text = any(self._is_text_class(b) for b in bases) or _impl_is_text(node)
             fieldish = text or any(b.endswith("Field") or b == "TypeDecorator" for b in bases)
             if not fieldish:
                 continue
             inherited = any(self.field_classes.get(b, _FieldClass(False, False)).canonical for b in bases)
-            storing = [m for m in _suite(node.body)
-                       if isinstance(m, cst.FunctionDef) and m.name.value in schema.STORING_METHODS]
+            storing = [m for m in node.body
+                       if isinstance(m, FUNCTION_TYPES) and m.name in schema.STORING_METHODS]
             canonical = inherited or any(_canonicalizes_whole_value(m, self.config) for m in storing)
             partial = not canonical and any(_calls_canonicalizer(m.body, self.config) for m in storing)
-            self.field_classes[node.name.value] = _FieldClass(text, canonical, partial)
+            self.field_classes[node.name] = _FieldClass(text, canonical, partial)
 
     def _is_text_class(self, name: str) -> bool:
         known = self.field_classes.get(name)
@@ -307,24 +314,24 @@ class SchemaReader:
             self._canonicalizing_method(node, owner)
             self._shadow_columns(node, owner)
 
-    def _shadow_columns(self, node: cst.FunctionDef, owner: str) -> None:
+    def _shadow_columns(self, node: FunctionNode, owner: str) -> None:
         """``self.username = value; self.uid = to_uid(value)`` in any method (a setter, save(),
         __init__) with ``uid`` unique: the canonical copy carries the uniqueness, so two
         spellings of the raw ``username`` collide on ``uid`` and the raw column is covered."""
         raw: Dict[str, Set[str]] = {}  # attribute -> roots of the values stored raw
         derived: Dict[str, Set[str]] = {}  # attribute -> roots of values stored canonicalized
         assigned: Counter[str] = Counter()
-        for small in _small_statements(_suite(node.body)):
+        for small in _small_statements(node.body):
             target, _, value = _assignment(small)
-            if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
-                    and target.value.value == "self" and value is not None):
+            if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                    and target.value.id == "self" and value is not None):
                 continue
             roots = _value_roots(value)
-            assigned[target.attr.value] += 1
+            assigned[target.attr] += 1
             if self._canonicalizing_value(value):
-                derived.setdefault(target.attr.value, set()).update(roots)
+                derived.setdefault(target.attr, set()).update(roots)
             else:
-                raw.setdefault(target.attr.value, set()).update(roots)
+                raw.setdefault(target.attr, set()).update(roots)
         if not derived:
             return
         unique = {c for d in self.facts.declarations if d.entity == owner and len(d.columns) == 1
@@ -337,42 +344,42 @@ class SchemaReader:
             covered |= {attribute for attribute, raw_roots in raw.items() if raw_roots & sources}
             for attribute in covered - {shadow}:
                 self._mark(owner, attribute,
-                           f"the unique column {owner}.{shadow} derived from it in {node.name.value}()")
+                           f"the unique column {owner}.{shadow} derived from it in {node.name}()")
 
-    def _canonicalizing_value(self, value: cst.BaseExpression) -> bool:
+    def _canonicalizing_value(self, value: ast.expr) -> bool:
         """A value made by a canonicalizing call, or by a module function whose body makes one
         (``def _username_to_uid(name): return name.replace(".", "").lower()``)."""
         if _calls_canonicalizer(value, self.config):
             return True
-        return isinstance(value, cst.Call) and any(
+        return isinstance(value, ast.Call) and any(
             _calls_canonicalizer(f.body, self.config)
             for f in (self.functions.get(last_name(value.func)),) if f is not None)
 
-    def _canonicalizing_method(self, node: cst.FunctionDef, owner: str) -> None:
+    def _canonicalizing_method(self, node: FunctionNode, owner: str) -> None:
         """``save()``/``clean()``/``__init__``/a setter/``@validates`` that stores a field
         through a canonicalizing call makes that field canonical."""
         decorated = _validated_fields(node)
         if decorated is not None:
             if _calls_canonicalizer(node.body, self.config):
                 for name in decorated:
-                    self._mark(owner, name, f"{owner}.{node.name.value}()")
+                    self._mark(owner, name, f"{owner}.{node.name}()")
             return
-        if node.name.value not in _SAVING_METHODS:
+        if node.name not in _SAVING_METHODS:
             return
         for attribute in self._canonicalized_attributes(node, "self"):
-            self._mark(owner, attribute, f"{owner}.{node.name.value}()")
+            self._mark(owner, attribute, f"{owner}.{node.name}()")
 
     def _mark(self, entity: str, column: str, why: str) -> None:
         self.facts.canonical.setdefault((entity, column), why)
 
     # Django Meta / SQLAlchemy constraints ---------------------------------------------------
 
-    def _meta(self, node: cst.ClassDef, owner: str) -> None:
-        for small in _small_statements(_suite(node.body)):
+    def _meta(self, node: ast.ClassDef, owner: str) -> None:
+        for small in _small_statements(node.body):
             target, _, value = _assignment(small)
-            if not isinstance(target, cst.Name) or value is None:
+            if not isinstance(target, ast.Name) or value is None:
                 continue
-            name = target.value
+            name = target.id
             if name == "db_table" and _string(value):
                 self.facts.table_of_class[_string(value) or ""] = owner
             elif name in schema.DJANGO_UNIQUE_TOGETHER:
@@ -380,19 +387,19 @@ class SchemaReader:
                     self._declare(CONSTRAINT, owner, group, small, "unique_together")
             elif name in schema.DJANGO_META_CONSTRAINTS:
                 for item in _elements(value):
-                    if isinstance(item, cst.Call):
+                    if isinstance(item, ast.Call):
                         self._constraint_call(item, owner)
-                    elif isinstance(item, cst.Tuple):
+                    elif isinstance(item, ast.Tuple):
                         self._peewee_index(item, owner)
 
-    def _peewee_index(self, item: cst.Tuple, owner: str) -> None:
+    def _peewee_index(self, item: ast.Tuple, owner: str) -> None:
         """peewee ``indexes = ((("email",), True),)``: a unique multi-column index."""
-        parts = [e.value for e in item.elements]
-        if len(parts) == 2 and isinstance(parts[1], cst.Name) and parts[1].value == "True":
+        parts = [_unstarred(e) for e in item.elts]
+        if len(parts) == 2 and is_true(parts[1]):
             columns = tuple(s for s in (_string(e) for e in _elements(parts[0])) if s)
             self._declare(CONSTRAINT, owner, columns, item, "a unique index in Meta.indexes")
 
-    def _constraint_call(self, call: cst.Call, entity: Optional[str]) -> None:
+    def _constraint_call(self, call: ast.Call, entity: Optional[str]) -> None:
         """``UniqueConstraint(...)`` / ``Index(..., unique=True)`` in a model or a Table."""
         name = last_name(call.func)
         if name in schema.UNIQUE_CONSTRAINT_CALLS:
@@ -402,11 +409,11 @@ class SchemaReader:
             self._constraint_columns(call, entity, _positional(call)[1:] + _elements(_keyword(call, "fields")),
                                      "Index(unique=True)")
 
-    def _constraint_columns(self, call: cst.Call, entity: Optional[str],
-                            expressions: Sequence[cst.BaseExpression], via: str) -> None:
+    def _constraint_columns(self, call: ast.Call, entity: Optional[str],
+                            expressions: Sequence[ast.expr], via: str) -> None:
         plain: List[Tuple[str, str]] = []
         for expr in map(_unordered, expressions):
-            if isinstance(expr, cst.Call) and last_name(expr.func) in schema.CANONICALIZING_SQL_FUNCTIONS:
+            if isinstance(expr, ast.Call) and last_name(expr.func) in schema.CANONICALIZING_SQL_FUNCTIONS:
                 for owner, column in self._column_refs(expr, entity):
                     self._mark(owner, column, f"the functional unique index {short(code(expr))}")
                 continue
@@ -415,67 +422,67 @@ class SchemaReader:
         if len(owners) == 1:
             self._declare(CONSTRAINT, owners.pop(), tuple(c for _, c in plain), call, via)
 
-    def _column_refs(self, expr: cst.BaseExpression, entity: Optional[str]) -> List[Tuple[str, str]]:
+    def _column_refs(self, expr: ast.expr, entity: Optional[str]) -> List[Tuple[str, str]]:
         """Columns an index expression names: "email", email, User.email, users.c.email,
         F("email"), Lower("email"), func.lower(User.email)."""
-        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
+        if _is_literal_string(expr):
             value = _string(expr)
             return [(entity, value)] if entity and value else []
-        if isinstance(expr, cst.Name):
-            return [(entity, expr.value)] if entity else []
-        if isinstance(expr, cst.Attribute):
+        if isinstance(expr, ast.Name):
+            return [(entity, expr.id)] if entity else []
+        if isinstance(expr, ast.Attribute):
             owner = expr.value
-            if isinstance(owner, cst.Attribute) and owner.attr.value == "c":
+            if isinstance(owner, ast.Attribute) and owner.attr == "c":
                 table = self.table_variables.get(last_name(owner.value), last_name(owner.value))
-                return [(table, expr.attr.value)]
-            if isinstance(owner, cst.Name):
-                return [(owner.value, expr.attr.value)]
+                return [(table, expr.attr)]
+            if isinstance(owner, ast.Name):
+                return [(owner.id, expr.attr)]
             return []
-        if isinstance(expr, cst.Call):
+        if isinstance(expr, ast.Call):
             refs: List[Tuple[str, str]] = []
             for arg in _positional(expr):
                 refs.extend(self._column_refs(arg, entity))
             return refs
         return []
 
-    def _declare(self, kind: str, entity: str, columns: Tuple[str, ...], node: cst.CSTNode, via: str,
+    def _declare(self, kind: str, entity: str, columns: Tuple[str, ...], node: ast.AST, via: str,
                  layer: str = ORM) -> None:
         if columns:
             self.facts.declarations.append(Declaration(kind, entity, columns, node, via, layer))
 
     # expressions: Table(), Index(), create_index(), SQL strings, normalizer calls ---------------
 
-    def _expression(self, expr: cst.BaseExpression, depth: int) -> None:
-        if isinstance(expr, cst.Await):
-            expr = expr.expression
-        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+    def _expression(self, expr: ast.expr, depth: int) -> None:
+        if isinstance(expr, ast.Await):
+            expr = expr.value
+        if _is_literal_string(expr) or isinstance(expr, ast.JoinedStr):
             self._sql(expr)
-        elif isinstance(expr, (cst.List, cst.Tuple)) and depth < _MAX_EXPRESSION_DEPTH:
-            for element in expr.elements:
-                self._expression(element.value, depth + 1)
-        elif isinstance(expr, cst.Call):
+        elif isinstance(expr, (ast.List, ast.Tuple)) and depth < _MAX_EXPRESSION_DEPTH:
+            for element in expr.elts:
+                self._expression(_unstarred(element), depth + 1)
+        elif isinstance(expr, ast.Call):
             self._call(expr, depth)
 
-    def _call(self, call: cst.Call, depth: int) -> None:
+    def _call(self, call: ast.Call, depth: int) -> None:
         name = last_name(call.func)
         if name in schema.TABLE_CALLS:
             self._table(call)
             return
         if name in schema.INDEX_CALLS:
             self._constraint_call(call, None)
-        elif name in schema.MONGO_INDEX_METHODS and isinstance(call.func, cst.Attribute):
+        elif name in schema.MONGO_INDEX_METHODS and isinstance(call.func, ast.Attribute):
             self._mongo_index(call, _collection(call.func.value), call)
-        elif name in schema.MONGO_INDEXES_METHODS and isinstance(call.func, cst.Attribute):
+        elif name in schema.MONGO_INDEXES_METHODS and isinstance(call.func, ast.Attribute):
             for model in _elements(_positional(call)[0] if _positional(call) else None):
-                if isinstance(model, cst.Call) and last_name(model.func) in schema.MONGO_INDEX_MODEL:
+                if isinstance(model, ast.Call) and last_name(model.func) in schema.MONGO_INDEX_MODEL:
                     self._mongo_index(model, _collection(call.func.value), model)
         else:
             self._normalizer_call(name)
-        if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Call):
+        if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Call):
             self._call(call.func.value, depth)  # the receiver of a chain: normalize_email(e).lower()
         if depth < _MAX_EXPRESSION_DEPTH:
-            for arg in call.args:
-                self._expression(arg.value, depth + 1)
+            for value in all_argument_values(call):  # source order, keywords included
+                self._expression(value, depth + 1)
 
     def _normalizer_call(self, name: str) -> None:
         if name == "slugify":
@@ -484,14 +491,14 @@ class SchemaReader:
             for kind in kinds_named(name):
                 self.facts.canonical_kinds.setdefault(kind, f"{name}()")
 
-    def _table(self, call: cst.Call) -> None:
+    def _table(self, call: ast.Call) -> None:
         """SQLAlchemy Core ``Table("users", metadata, Column(...), UniqueConstraint(...))``."""
         positional = _positional(call)
         table = _string(positional[0]) if positional else None
         if not table:
             return
         for item in positional[1:]:
-            if not isinstance(item, cst.Call):
+            if not isinstance(item, ast.Call):
                 continue
             if last_name(item.func) == "Column":
                 column = _string(_positional(item)[0]) if _positional(item) else None
@@ -500,7 +507,7 @@ class SchemaReader:
             else:
                 self._constraint_call(item, table)
 
-    def _mongo_index(self, call: cst.Call, collection: str, node: cst.CSTNode) -> None:
+    def _mongo_index(self, call: ast.Call, collection: str, node: ast.AST) -> None:
         """``create_index("email", unique=True)`` / ``[("email", 1)]`` / ``IndexModel(...)``.
         Alembic's ``op.create_index(name, table, columns, unique=True)`` (a migration) is not."""
         if not collection or len(_positional(call)) > 1 or not _true_keyword(call, frozenset({"unique"})):
@@ -514,12 +521,12 @@ class SchemaReader:
 
     # SQL DDL ------------------------------------------------------------------------------
 
-    def _sql(self, node: cst.BaseExpression) -> None:
+    def _sql(self, node: ast.expr) -> None:
         if id(node) in self.seen_strings:
             return
         self.seen_strings.add(id(node))
-        if isinstance(node, cst.SimpleString) and not mentions_uniqueness(node.value):
-            return  # skip evaluating the literal
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and not mentions_uniqueness(node.value):
+            return  # no DDL that declares anything unique (looks_like_ddl would say no)
         text = _sql_text(node)
         if not text or not looks_like_ddl(text):
             return
@@ -543,96 +550,137 @@ def kinds_named(name: str) -> Set[str]:
 
 # -- small syntax helpers -------------------------------------------------------------------------
 
-def _suite(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
-    return body.body if isinstance(body, cst.IndentedBlock) else ()
+# Statements that hold statement lists (``_blocks``); every other statement is a simple one.
+_COMPOUND_TYPES: Tuple[type, ...] = tuple(t for t in (
+    ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
+    getattr(ast, "TryStar", None), getattr(ast, "Match", None)) if t is not None)
 
 
-def _blocks(statement: cst.CSTNode) -> Iterator[Sequence[cst.CSTNode]]:
-    """The statement lists nested in a compound statement (if/for/while/with/try/match)."""
+def _blocks(statement: ast.stmt) -> Iterator[Sequence[ast.stmt]]:
+    """The statement lists nested in a compound statement (if/for/while/with/try/match); an
+    ``elif`` is the ``If`` alone in ``orelse``."""
     body = getattr(statement, "body", None)
-    if isinstance(body, cst.BaseSuite):
-        yield _suite(body)
+    if isinstance(body, list):
+        yield body
     for handler in getattr(statement, "handlers", ()) or ():
-        yield _suite(handler.body)
+        yield handler.body
     for case in getattr(statement, "cases", ()) or ():
-        yield _suite(case.body)
+        yield case.body
     for attribute in ("orelse", "finalbody"):
         extra = getattr(statement, attribute, None)
-        if isinstance(extra, cst.If):
-            yield [extra]
-        elif extra is not None and isinstance(getattr(extra, "body", None), cst.BaseSuite):
-            yield _suite(extra.body)
+        if extra:
+            yield extra
 
 
-def _small_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.BaseSmallStatement]:
+def _small_statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
+    """The simple statements of a body, those in nested if/for/while/with/try/match blocks
+    included, nested function and class definitions left out."""
     for statement in body:
-        if isinstance(statement, cst.SimpleStatementLine):
-            yield from statement.body
-        elif not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        if isinstance(statement, _COMPOUND_TYPES):
             for block in _blocks(statement):
                 yield from _small_statements(block)
+        elif not isinstance(statement, (*FUNCTION_TYPES, ast.ClassDef)):
+            yield statement
 
 
-Expression = Optional[cst.BaseExpression]
+Expression = Optional[ast.expr]
 
 
-def _assignment(small: cst.BaseSmallStatement) -> Tuple[Expression, Expression, Expression]:
+def _assignment(small: ast.AST) -> Tuple[Expression, Expression, Expression]:
     """(target, annotation, value) of ``x = v`` / ``x: T = v``; Nones otherwise."""
-    if isinstance(small, cst.Assign) and len(small.targets) == 1:
-        return small.targets[0].target, None, small.value
-    if isinstance(small, cst.AnnAssign):
-        return small.target, small.annotation.annotation, small.value
+    if isinstance(small, ast.Assign) and len(small.targets) == 1:
+        return small.targets[0], None, small.value
+    if isinstance(small, ast.AnnAssign):
+        return small.target, small.annotation, small.value
     return None, None, None
 
 
-def _unordered(expr: cst.BaseExpression) -> cst.BaseExpression:
+def _is_literal_string(node: Optional[ast.AST]) -> bool:
+    """A (possibly implicitly concatenated) str or bytes literal, not an f-string."""
+    return isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))
+
+
+def _unstarred(node: ast.expr) -> ast.expr:
+    """``*rest`` -> ``rest``: a spread element, base or argument is read as what it spreads."""
+    return node.value if isinstance(node, ast.Starred) else node
+
+
+def _unordered(expr: ast.expr) -> ast.expr:
     """``Lower("email").desc()`` -> ``Lower("email")``."""
-    while (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
-           and expr.func.attr.value in ("asc", "desc")):
+    while (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)
+           and expr.func.attr in ("asc", "desc")):
         expr = expr.func.value
     return expr
 
 
-def _positional(call: cst.Call) -> List[cst.BaseExpression]:
-    return [a.value for a in call.args if a.keyword is None and a.star == ""]
+def _positional(call: ast.Call) -> List[ast.expr]:
+    """Every positional argument but ``*args``, those after it included (``tree.positional_args``
+    stops at the first ``*args``; the schema readers never did)."""
+    return [a for a in call.args if not isinstance(a, ast.Starred)]
 
 
-def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg.value
-    return None
+def _keyword(call: ast.Call, name: str) -> Optional[ast.expr]:
+    return keyword_arg(call, name)
 
 
-def _true_keyword(call: cst.Call, names: FrozenSet[str]) -> str:
+def _true_keyword(call: ast.Call, names: FrozenSet[str]) -> str:
     """The first of ``names`` passed as ``=True``, or ""."""
-    for arg in call.args:
-        if (arg.keyword is not None and arg.keyword.value in names
-                and isinstance(arg.value, cst.Name) and arg.value.value == "True"):
-            return arg.keyword.value
+    for keyword in call.keywords:
+        if keyword.arg is not None and keyword.arg in names and is_true(keyword.value):
+            return keyword.arg
     return ""
 
 
-def _sql_text(node: cst.BaseExpression) -> Optional[str]:
-    """A string's text; an f-string's placeholders become identifiers (``{TABLE}`` -> TABLE)."""
-    if isinstance(node, cst.FormattedString):
+def _sql_text(node: ast.expr) -> Optional[str]:
+    """A string's text; an f-string's placeholders become identifiers (``{TABLE}`` -> TABLE).
+    An f-string implicitly concatenated with other literals is not read (it never was: libcst
+    cannot evaluate one), so the findings stay as they were."""
+    if isinstance(node, ast.JoinedStr):
+        if _implicitly_concatenated(node):
+            return None
         parts = []
-        for part in node.parts:
-            if isinstance(part, cst.FormattedStringText):
-                parts.append(part.value)
-            else:  # a quoted identifier: {TABLE} must not read as the keyword TABLE
-                parts.append(f'"{last_name(part.expression) or "x"}"')
+        for part in node.values:
+            if isinstance(part, ast.Constant):
+                parts.append(str(part.value))
+            elif isinstance(part, ast.FormattedValue):
+                # a quoted identifier: {TABLE} must not read as the keyword TABLE
+                parts.append(f'"{last_name(part.value) or "x"}"')
         return "".join(parts)
     return _string(node)
 
 
-def _elements(node: Optional[cst.BaseExpression]) -> List[cst.BaseExpression]:
-    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
-        return [e.value for e in node.elements]
+# A literal's first token: STRING, or FSTRING_START for an f-string since Python 3.12.
+_FSTRING_START: Optional[int] = getattr(tokenize, "FSTRING_START", None)
+_FSTRING_END: Optional[int] = getattr(tokenize, "FSTRING_END", None)
+
+
+def _implicitly_concatenated(node: ast.JoinedStr) -> bool:
+    """Whether an f-string's source is several literals (``f"..." "..."``); False when the
+    source text is unknown."""
+    text = segment(node)
+    if text is None:
+        return False
+    count = depth = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(f"({text})").readline):
+            if token.type in (tokenize.STRING, _FSTRING_START) and depth == 0:
+                count += 1
+            if token.type == _FSTRING_START:  # an f-string nested in a replacement field is one literal
+                depth += 1
+            elif token.type == _FSTRING_END:
+                depth -= 1
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    return count > 1
+
+
+def _elements(node: Optional[ast.expr]) -> List[ast.expr]:
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return [_unstarred(e) for e in node.elts]
     return []
 
 
-def _string_groups(node: cst.BaseExpression) -> List[Tuple[str, ...]]:
+def _string_groups(node: ast.expr) -> List[Tuple[str, ...]]:
     """``unique_together``: ("a", "b") or [("a", "b"), ...]."""
     items = _elements(node)
     if items and all(_string(i) is not None for i in items):
@@ -640,20 +688,21 @@ def _string_groups(node: cst.BaseExpression) -> List[Tuple[str, ...]]:
     return [tuple(s for s in (_string(e) for e in _elements(i)) if s) for i in items]
 
 
-def _collection(receiver: cst.BaseExpression) -> str:
+def _collection(receiver: ast.expr) -> str:
     """``db.users`` -> users; ``db["users"]`` -> users; ``self.users`` -> users."""
-    if isinstance(receiver, cst.Attribute):
-        return receiver.attr.value
-    if isinstance(receiver, cst.Subscript) and len(receiver.slice) == 1:
-        index = receiver.slice[0].slice
-        if isinstance(index, cst.Index):
-            return _string(index.value) or ""
-    if isinstance(receiver, cst.Name):
-        return receiver.value
+    if isinstance(receiver, ast.Attribute):
+        return receiver.attr
+    if isinstance(receiver, ast.Subscript):
+        index = receiver.slice
+        if not isinstance(index, (ast.Tuple, ast.Slice)):
+            return _string(index) or ""
+        return ""
+    if isinstance(receiver, ast.Name):
+        return receiver.id
     return ""
 
 
-def _mongo_keys(keys: Optional[cst.BaseExpression]) -> Tuple[str, ...]:
+def _mongo_keys(keys: Optional[ast.expr]) -> Tuple[str, ...]:
     name = _string(keys)
     if name:
         return (name,)
@@ -669,13 +718,13 @@ def _mongo_keys(keys: Optional[cst.BaseExpression]) -> Tuple[str, ...]:
 _MONGO_STRENGTH = re.compile(r"strength\W*[:=]\s*(?:CollationStrength\.)?(\w+)")
 
 
-def _mongo_case_insensitive(collation: cst.BaseExpression) -> bool:
+def _mongo_case_insensitive(collation: ast.expr) -> bool:
     """``Collation("en", strength=2)`` / ``{"locale": "en", "strength": 1}`` ignore case."""
     match = _MONGO_STRENGTH.search(code(collation))
     return match is not None and match.group(1) in schema.MONGO_CASE_INSENSITIVE_STRENGTHS
 
 
-def _case_insensitive_collation(call: cst.Call) -> bool:
+def _case_insensitive_collation(call: ast.Call) -> bool:
     for key in ("db_collation", "collation"):
         value = _keyword(call, key)
         if value is not None and schema.is_case_insensitive_collation(code(value)):
@@ -686,137 +735,148 @@ def _case_insensitive_collation(call: cst.Call) -> bool:
 _CONTAINERS = frozenset({"List", "list", "Dict", "dict", "Set", "set", "Tuple", "tuple", "Sequence"})
 
 
-def _annotation_is_text(annotation: cst.BaseExpression) -> bool:
+def _annotation_is_text(annotation: ast.expr) -> bool:
     """``Mapped[str]``, ``Mapped[Optional[str]]``, ``str``, ``str | None``; not ``List[str]``."""
     names = set(re.findall(r"\w+", code(annotation)))
     return bool(names & schema.TEXT_ANNOTATIONS) and not names & _CONTAINERS
 
 
-def _impl_is_text(node: cst.ClassDef) -> bool:
+def _impl_is_text(node: ast.ClassDef) -> bool:
     """A TypeDecorator with ``impl = String`` (or ``String(255)``)."""
-    for small in _small_statements(_suite(node.body)):
+    for small in _small_statements(node.body):
         target, _, value = _assignment(small)
-        if isinstance(target, cst.Name) and target.value == "impl" and value is not None:
-            type_expr = value.func if isinstance(value, cst.Call) else value
+        if isinstance(target, ast.Name) and target.id == "impl" and value is not None:
+            type_expr = value.func if isinstance(value, ast.Call) else value
             return last_name(type_expr) in schema.TEXT_COLUMN_TYPES
     return False
 
 
-def _validated_fields(node: cst.FunctionDef) -> Optional[List[str]]:
+def _validated_fields(node: FunctionNode) -> Optional[List[str]]:
     """Fields a validator/setter method converts: ``@validates("email")``,
     ``@field_validator("email")``, ``@email.setter`` (-> email and _email); None otherwise."""
-    for decorator in node.decorators:
-        expr = decorator.decorator
-        if isinstance(expr, cst.Attribute) and expr.attr.value == "setter":
+    for expr in node.decorator_list:
+        if isinstance(expr, ast.Attribute) and expr.attr == "setter":
             name = last_name(expr.value)
             return [name, f"_{name}"]
-        if isinstance(expr, cst.Call) and last_name(expr.func) in schema.VALIDATOR_DECORATORS:
+        if isinstance(expr, ast.Call) and last_name(expr.func) in schema.VALIDATOR_DECORATORS:
             return [s for s in (_string(a) for a in _positional(expr)) if s]
     return None
 
 
-def _receiver_sender(node: cst.FunctionDef) -> str:
-    for decorator in node.decorators:
-        expr = decorator.decorator
-        if isinstance(expr, cst.Call) and last_name(expr.func) == "receiver" and expr.args \
-                and last_name(expr.args[0].value) == "pre_save":
+def _receiver_sender(node: FunctionNode) -> str:
+    for expr in node.decorator_list:
+        if not (isinstance(expr, ast.Call) and last_name(expr.func) == "receiver"):
+            continue
+        arguments = all_argument_values(expr)  # the first in source order, keyword or not
+        if arguments and last_name(arguments[0]) == "pre_save":
             sender = _keyword(expr, "sender")
             return last_name(sender) if sender is not None else ""
     return ""
 
 
-def _has_decorator(node: cst.FunctionDef, names: FrozenSet[str]) -> bool:
+def _has_decorator(node: FunctionNode, names: FrozenSet[str]) -> bool:
     """``@declared_attr``, ``@declarative.declared_attr``, ``@declared_attr.cascading``."""
-    for decorator in node.decorators:
-        expr = decorator.decorator
-        expr = expr.func if isinstance(expr, cst.Call) else expr
-        if last_name(expr) in names or (isinstance(expr, cst.Attribute) and last_name(expr.value) in names):
+    for expr in node.decorator_list:
+        expr = expr.func if isinstance(expr, ast.Call) else expr
+        if last_name(expr) in names or (isinstance(expr, ast.Attribute) and last_name(expr.value) in names):
             return True
     return False
 
 
-def _value_roots(value: cst.BaseExpression) -> Set[str]:
-    """Names and ``self.x`` attributes a value is computed from."""
+def _value_roots(value: ast.expr) -> Set[str]:
+    """Names and ``self.x`` attributes a value is computed from. Every identifier counts, as
+    it did when this read libcst's tree (where all of them are Name nodes): an attribute's name
+    (``user.email`` -> user, email), a lambda's parameters, ``True``/``False``/``None``."""
     roots: Set[str] = set()
-    stack: List[cst.CSTNode] = [value]
+    stack: List[ast.AST] = [value]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Attribute) and isinstance(current.value, cst.Name) \
-                and current.value.value == "self":
-            roots.add(f"self.{current.attr.value}")
+        if isinstance(current, ast.Attribute) and isinstance(current.value, ast.Name) \
+                and current.value.id == "self":
+            roots.add(f"self.{current.attr}")
             continue
-        if isinstance(current, cst.Name):
-            roots.add(current.value)
-        elif isinstance(current, cst.Call):
-            stack.extend(a.value for a in current.args)  # not the callee's name
-            if isinstance(current.func, cst.Attribute):
+        if isinstance(current, ast.Name):
+            roots.add(current.id)
+        elif isinstance(current, ast.Attribute):
+            roots.add(current.attr)
+        elif isinstance(current, ast.arg):
+            roots.add(current.arg)
+        elif isinstance(current, ast.Constant) and (current.value is None or isinstance(current.value, bool)):
+            roots.add(str(current.value))
+        elif isinstance(current, ast.Call):
+            stack.extend(all_argument_values(current))  # not the callee's name
+            if isinstance(current.func, ast.Attribute):
                 stack.append(current.func.value)
             continue
-        stack.extend(current.children)
+        stack.extend(child_nodes(current))
     return roots
 
 
-def _canonicalizes_whole_value(method: cst.FunctionDef, config: Config) -> bool:
+def _canonicalizes_whole_value(method: FunctionNode, config: Config) -> bool:
     """Whether a storing method of a field/type class canonicalizes the whole value, not only
     a part cut out of it: ``local, domain = value.rsplit("@", 1); domain.lower()`` leaves
     "Bob@x.org" and "bob@x.org" two keys; ``value.lower().rsplit("@", 1)`` does not."""
     parts: Set[str] = set()
     whole = False
-    for small in _small_statements(_suite(method.body)):
+    for small in _small_statements(method.body):
         target, _, value = _assignment(small)
         if value is not None and target is not None and (_cuts_part(value) or _value_roots(value) & parts):
-            parts.update(n.value for n in _target_names(target))
+            parts.update(n.id for n in _target_names(target))
         for call in _canonicalizing_calls(small, config):
             if not _call_subject_roots(call) & parts:
                 whole = True
     return whole
 
 
-def _cuts_part(value: cst.BaseExpression) -> bool:
+def _cuts_part(value: ast.expr) -> bool:
     """``value.rsplit("@", 1)``, ``value.partition("@")``, ``value[i:]``."""
-    stack: List[cst.CSTNode] = [value]
+    stack: List[ast.AST] = [value]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Call) and last_name(current.func) in schema.PART_CUTTING_METHODS:
+        if isinstance(current, ast.Call) and last_name(current.func) in schema.PART_CUTTING_METHODS:
             return True
-        if isinstance(current, cst.Subscript):
+        if isinstance(current, ast.Subscript):
             return True
-        stack.extend(current.children)
+        stack.extend(child_nodes(current))
     return False
 
 
-def _target_names(target: cst.BaseExpression) -> Iterator[cst.Name]:
-    if isinstance(target, cst.Name):
+def _target_names(target: ast.expr) -> Iterator[ast.Name]:
+    if isinstance(target, ast.Name):
         yield target
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _target_names(element.value)
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _target_names(_unstarred(element))
 
 
-def _canonicalizing_calls(node: cst.CSTNode, config: Config) -> Iterator[cst.Call]:
-    """Calls to lower()/slugify()/a normalizer in a small subtree, nested definitions skipped."""
-    stack: List[cst.CSTNode] = [node]
+_NESTED_SCOPES = (*FUNCTION_TYPES, ast.ClassDef, ast.Lambda)
+
+
+def _canonicalizing_calls(node: Union[ast.AST, Sequence[ast.stmt]], config: Config) -> Iterator[ast.Call]:
+    """Calls to lower()/slugify()/a normalizer in a small subtree (a node, or a body: a list
+    of statements), nested definitions skipped."""
+    stack: List[ast.AST] = list(reversed(node)) if isinstance(node, list) else [node]  # type: ignore[arg-type]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Call):
+        if isinstance(current, ast.Call):
             name = last_name(current.func)
             if name in schema.CANONICALIZING_CALLS or is_normalizer_name(name, config):
                 yield current
-        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and current is not node:
+        if isinstance(current, _NESTED_SCOPES) and current is not node:
             continue
-        stack.extend(current.children)
+        stack.extend(child_nodes(current))
 
 
-def _call_subject_roots(call: cst.Call) -> Set[str]:
+def _call_subject_roots(call: ast.Call) -> Set[str]:
     """What a canonicalizing call applies to: the receiver of ``x.lower()``, the arguments of
     ``slugify(x)`` / ``idna.encode(x)``."""
-    roots = _value_roots(call.func.value) if isinstance(call.func, cst.Attribute) else set()
-    for arg in call.args:
-        roots |= _value_roots(arg.value)
+    roots = _value_roots(call.func.value) if isinstance(call.func, ast.Attribute) else set()
+    for value in all_argument_values(call):
+        roots |= _value_roots(value)
     return roots
 
 
-def _calls_canonicalizer(node: cst.CSTNode, config: Config) -> bool:
+def _calls_canonicalizer(node: Union[ast.AST, Sequence[ast.stmt]], config: Config) -> bool:
     """Whether the subtree calls lower()/slugify()/a normalizer; small subtrees only (a
     method body, an assigned value)."""
     return next(_canonicalizing_calls(node, config), None) is not None

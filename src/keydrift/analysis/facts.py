@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import FrozenSet, Optional, Tuple
-
-import libcst as cst
 
 # Transformation kinds. CASE steps are absorbed by a case-insensitive read (``__iexact``,
 # ``lower(col) = lower(?)``); nothing else is.
@@ -32,7 +31,7 @@ class Step:
 
     kind: str
     label: str
-    node: Optional[cst.CSTNode] = field(default=None, compare=False, hash=False, repr=False)
+    node: Optional[ast.AST] = field(default=None, compare=False, hash=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -72,20 +71,20 @@ class KeyAccess:
     entity: str  # model class, table name, collection, cache namespace
     field: str
     value: Value
-    node: cst.CSTNode  # where to report
+    node: ast.AST  # where to report
     role: str = LOOKUP
     call_id: int = 0  # accesses made by one call share it (lookup vs defaults of an upsert)
     # transformations the database applies to both sides when comparing (``__iexact``)
     absorbs: FrozenSet[str] = frozenset()
     via: str = ""  # the call as the user wrote it, shortened for messages
     function: str = ""  # enclosing function's qualified name
-    assigned_at: Optional[cst.CSTNode] = None  # obj.field = v, for writes through save()
+    assigned_at: Optional[ast.AST] = None  # obj.field = v, for writes through save()
     rewritten_by: str = ""  # "User.save()" when the model rewrites the key as it is stored
     # For an access made inside a called function: the calls it went through, outermost first,
     # as (what, where) pairs: ("save_result()", "app/repo.py:40"); where is "" in this module.
     trace: Tuple[Tuple[str, str], ...] = ()
     # the access inside a function of this module, when imported from its summary
-    inner_node: Optional[cst.CSTNode] = field(default=None, compare=False, hash=False, repr=False)
+    inner_node: Optional[ast.AST] = field(default=None, compare=False, hash=False, repr=False)
     # the arms of if/elif/else statements the access is made in, as (statement, arm) pairs:
     # two accesses in different arms of one statement never run on one path
     arms: Tuple[Tuple[int, int], ...] = field(default=(), compare=False, hash=False, repr=False)
@@ -104,7 +103,7 @@ class Mismatch:
 class RawFix:
     """What a fix needs (see ``types.FixFacts``), with the node to rewrite instead of its span."""
 
-    target: cst.CSTNode
+    target: ast.AST
     entity: str = ""
     field: str = ""
     normalizer: str = ""
@@ -117,7 +116,7 @@ class RawFinding:
 
     code: str
     message: str  # may contain {line:<id>} placeholders resolved with positions
-    node: cst.CSTNode
-    related: Tuple[Tuple[cst.CSTNode, str], ...] = ()
+    node: ast.AST
+    related: Tuple[Tuple[ast.AST, str], ...] = ()
     fingerprint: Tuple[str, ...] = field(default=())
     fix: Optional[RawFix] = None  # set by rules whose fix needs more than the reported node

@@ -17,14 +17,14 @@ calls it, goes only into a logger call, ``print`` or a template (judged by where
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterator, List, Sequence, Set, Tuple
 
-import libcst as cst
-
 from keydrift.analysis.imports import cst_bindings, module_name_of  # noqa: F401 - module_name_of: callers' import
+from keydrift.analysis.tree import FUNCTION_TYPES, WITH_TYPES, FunctionNode, child_nodes
 from keydrift.analysis.values import last_name
 from keydrift.frameworks import transforms
 from keydrift.types import Config
@@ -89,29 +89,39 @@ def _last_components(names: Tuple[str, ...]) -> FrozenSet[str]:
     return frozenset(n.rsplit(".", 1)[-1] for n in names)
 
 
-def normalizer_functions(module: cst.Module, config: Config) -> Iterator[Tuple[str, cst.FunctionDef]]:
+def normalizer_functions(module: ast.Module, config: Config) -> Iterator[Tuple[str, FunctionNode]]:
     """(qualified name, definition) of every normalizer, walking statements only."""
     for qualified, node in qualified_functions(module.body, ""):
-        if is_normalizer(node.name.value, config):
+        if is_normalizer(node.name, config):
             yield qualified, node
 
 
-def qualified_functions(body: Sequence[cst.CSTNode], prefix: str) -> Iterator[Tuple[str, cst.FunctionDef]]:
-    """(qualified name, definition) of every function and method, nested functions aside."""
+def qualified_functions(body: Sequence[ast.stmt], prefix: str) -> Iterator[Tuple[str, FunctionNode]]:
+    """(qualified name, definition) of every function and method, nested functions aside. Looks
+    into classes and the body of ``if``/``try``/``with`` and their ``else`` (not ``elif``,
+    ``except`` or ``finally``)."""
     for node in body:
-        if isinstance(node, cst.FunctionDef):
-            yield f"{prefix}{node.name.value}", node
-        elif isinstance(node, cst.ClassDef):
-            yield from qualified_functions(suite(node.body), f"{prefix}{node.name.value}.")
-        elif isinstance(node, (cst.If, cst.Try, cst.With)):
+        if isinstance(node, FUNCTION_TYPES):
+            yield f"{prefix}{node.name}", node
+        elif isinstance(node, ast.ClassDef):
+            yield from qualified_functions(suite(node.body), f"{prefix}{node.name}.")
+        elif isinstance(node, (ast.If, ast.Try) + WITH_TYPES):
             yield from qualified_functions(suite(node.body), prefix)
-            orelse = getattr(node, "orelse", None)
-            if isinstance(orelse, cst.Else):
-                yield from qualified_functions(suite(orelse.body), prefix)
+            if isinstance(node, ast.Try) or (isinstance(node, ast.If) and not is_elif(node)):
+                yield from qualified_functions(suite(node.orelse), prefix)
 
 
-def suite(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
-    return body.body if isinstance(body, cst.IndentedBlock) else ()
+def suite(body: Sequence[ast.stmt]) -> Sequence[ast.stmt]:
+    """The statements of a body (in ``ast`` a body is already its list of statements)."""
+    return body
+
+
+def is_elif(node: ast.If) -> bool:
+    """``node.orelse`` is an ``elif`` branch, not an ``else:`` block holding an ``if``: ``ast``
+    writes both as ``orelse == [If]``; an ``elif`` starts at the column of its ``if``, an ``if``
+    inside ``else:`` is indented deeper."""
+    orelse = node.orelse
+    return len(orelse) == 1 and isinstance(orelse[0], ast.If) and orelse[0].col_offset == node.col_offset
 
 
 # -- urllib.parse names -----------------------------------------------------------------------
@@ -135,7 +145,7 @@ class UrlParseNames:
     foreign: FrozenSet[str]
 
 
-def url_parse_names(module: cst.Module) -> UrlParseNames:
+def url_parse_names(module: ast.Module) -> UrlParseNames:
     functions: Dict[str, str] = {}
     modules: Set[str] = set()
     foreign: Set[str] = set()
@@ -152,24 +162,24 @@ def url_parse_names(module: cst.Module) -> UrlParseNames:
     return UrlParseNames(functions, frozenset(modules), frozenset(foreign))
 
 
-def output_only_functions(module: cst.Module) -> Set[str]:
+def output_only_functions(module: ast.Module) -> Set[str]:
     """Functions the module calls, every call sitting inside a call that takes text to read (a
     logger method, ``print``, ``warnings.warn``, a template render)."""
     verdicts: Dict[str, bool] = {}
-    stack: List[Tuple[cst.CSTNode, bool]] = [(module, False)]
+    stack: List[Tuple[ast.AST, bool]] = [(module, False)]
     while stack:
         node, in_output = stack.pop()
-        if isinstance(node, cst.Call):
+        if isinstance(node, ast.Call):
             name = last_name(node.func)
             verdicts[name] = verdicts.get(name, True) and in_output
             in_output = in_output or _is_output_call(node)
-        stack.extend((child, in_output) for child in node.children)
+        stack.extend((child, in_output) for child in child_nodes(node))
     return {name for name, only in verdicts.items() if only}
 
 
-def _is_output_call(call: cst.Call) -> bool:
+def _is_output_call(call: ast.Call) -> bool:
     func = call.func
-    if isinstance(func, cst.Attribute):
+    if isinstance(func, ast.Attribute):
         receiver = last_name(func.value)
-        return receiver in OUTPUT_RECEIVERS or receiver.endswith(("logger", "_log")) or func.attr.value in OUTPUT_FUNCTIONS
+        return receiver in OUTPUT_RECEIVERS or receiver.endswith(("logger", "_log")) or func.attr in OUTPUT_FUNCTIONS
     return last_name(func) in OUTPUT_FUNCTIONS

@@ -1,25 +1,18 @@
-"""Parsing a module safely: CPython's parser first, then libcst.
-
-CPython's parser bounds nesting with clean errors, where libcst's native parser can overflow its
-stack and take the whole process (a user's flake8 run) down; and code CPython rejects is not
-Python keydrift should analyze (libcst accepts some of it).
-"""
+"""Parsing a module safely with CPython's parser: it bounds nesting with clean errors, and code
+it rejects is not Python keydrift should analyze."""
 
 from __future__ import annotations
 
 import ast
 import warnings
-from contextlib import contextmanager
-from typing import Callable, Iterator, Optional, Tuple, Union
-
-import libcst as cst
+from typing import Callable, Optional, Tuple, Union
 
 from keydrift.analysis.newer_syntax import describe, newer_syntax
 from keydrift.source import decode_source
 from keydrift.timing import stage
 
 
-# What one file may ask of libcst (~60,000 typical lines; blanked function bodies don't count).
+# What one file may ask of the analysis (~60,000 typical lines; functions the gate leaves out don't count).
 MAX_PARSED_CHARACTERS = 2_000_000
 
 
@@ -56,54 +49,29 @@ def _syntax_error_message(text: Union[str, bytes], message: str, line: int) -> s
     return f"{said}: it {describe(*newer)}" if newer else said
 
 
-def _skip_validation(node: cst.CSTNode) -> None:
-    return None
+def parse(text: Union[str, bytes], filename: str = "<unknown>",
+          gate: Optional[Callable[[str, ast.Module], Tuple[ast.Module, int]]] = None,
+          tree: Optional[ast.Module] = None) -> ast.Module:
+    """The tree the analysis reads: CPython's (``tree`` when the caller parsed already, as
+    flake8 does), through ``gate`` when given: it returns the tree with the functions that cannot
+    matter left out (their bodies a ``pass``) and how many characters of code are left, which the
+    size limit counts."""
+    if tree is None:
+        with stage("ast parse"):
+            tree = check_with_python(text, filename)
+    if gate is None:
+        _check_size(len(text))
+        return tree
+    with stage("gate"):
+        decoded = decode_source(text) if isinstance(text, bytes) else text
+        gated, characters = gate(decoded, tree)
+    _check_size(characters)
+    return gated
 
 
-@contextmanager
-def _without_node_validation() -> Iterator[None]:
-    """libcst validates every node it builds (a regex per whitespace node: about a fifth of a
-    parse); nodes built by its parser from source CPython accepted are valid already."""
-    original = cst.CSTNode.__dict__.get("__post_init__")
-    if original is None:
-        yield
-        return
-    cst.CSTNode.__post_init__ = _skip_validation  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        cst.CSTNode.__post_init__ = original  # type: ignore[assignment]
-
-
-def _parse_module(text: Union[str, bytes]) -> cst.Module:
-    with stage("libcst parse"), _without_node_validation():
-        return cst.parse_module(text)
-
-
-def parse_both(text: Union[str, bytes], filename: str = "<unknown>",
-               gate: Optional[Callable[[str, ast.Module], str]] = None) -> Tuple[cst.Module, ast.Module]:
-    """Both trees: libcst's for the analysis, CPython's for cheap line numbers. ``gate`` may
-    blank out parts of the text libcst parses (keeping every line where it is)."""
-    with stage("ast parse"):
-        tree = check_with_python(text, filename)
-    if gate is not None:
-        with stage("gate"):
-            decoded = decode_source(text) if isinstance(text, bytes) else text
-            reduced = gate(decoded, tree)
-        _check_size(reduced)
-        if reduced is not decoded:
-            try:
-                return _parse_module(reduced), tree
-            except cst.ParserSyntaxError:
-                pass  # the gate must never cost a file its analysis: parse it whole
-    else:
-        _check_size(text)
-    return _parse_module(text), tree
-
-
-def _check_size(text: Union[str, bytes]) -> None:
-    """A generated module of 100,000 lines would take libcst most of a minute, which nothing can
-    interrupt: past this size a file is reported as not analyzed instead."""
-    if len(text) > MAX_PARSED_CHARACTERS:
+def _check_size(characters: int) -> None:
+    """A generated module of 100,000 lines would take the analysis most of a minute, which
+    nothing can interrupt: past this size a file is reported as not analyzed instead."""
+    if characters > MAX_PARSED_CHARACTERS:
         raise SourceRejected(f"it has more than {MAX_PARSED_CHARACTERS:,} characters of code to analyze "
                              "(generated code?)", beyond_limits=True)

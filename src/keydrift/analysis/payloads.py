@@ -13,111 +13,134 @@ over the network and whether the object is saved.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
-from typing import List, Optional
-
-import libcst as cst
+from typing import Iterator, List, Optional, Sequence, Union
 
 from keydrift.analysis.tree import walk
 from keydrift.analysis.values import last_name
 
-_LEAVING = (cst.Continue, cst.Break, cst.Return, cst.Raise)
+_LEAVING = (ast.Continue, ast.Break, ast.Return, ast.Raise)
 
 
 @dataclass(frozen=True)
 class Copy:
     """``mapping``'s keys assigned onto ``target`` at ``node``."""
 
-    mapping: cst.BaseExpression
-    target: cst.BaseExpression
-    node: cst.CSTNode
+    mapping: ast.expr
+    target: ast.expr
+    node: ast.AST
 
 
-def loop_copy(loop: cst.For) -> Optional[Copy]:
+def loop_copy(loop: Union[ast.For, ast.AsyncFor]) -> Optional[Copy]:
     """``for k, v in data.items(): setattr(obj, k, v)`` (or ``obj.__setattr__(k, ...)``, or
     ``for k in data: setattr(obj, k, data[k])``), unless a test on ``k`` skips some keys."""
     key, mapping = _loop_key(loop)
     if key is None or mapping is None:
         return None
-    for node in walk(loop.body):
-        if isinstance(node, cst.Call):
+    for node in _walk_all(loop.body):
+        if isinstance(node, ast.Call):
             target = _setattr_target(node, key)
             if target is not None:
                 return None if _guarded(loop.body, key, node) else Copy(mapping, target, node)
     return None
 
 
-def update_copy(call: cst.Call) -> Optional[Copy]:
+def update_copy(call: ast.Call) -> Optional[Copy]:
     """``obj.__dict__.update(data)`` / ``vars(obj).update(data)``."""
     func = call.func
-    if not (isinstance(func, cst.Attribute) and func.attr.value == "update" and len(call.args) == 1):
+    if not (isinstance(func, ast.Attribute) and func.attr == "update" and _argument_count(call) == 1):
         return None
     owner = func.value
-    if isinstance(owner, cst.Attribute) and owner.attr.value == "__dict__":
-        target: cst.BaseExpression = owner.value
-    elif isinstance(owner, cst.Call) and last_name(owner.func) == "vars" and len(owner.args) == 1:
-        target = owner.args[0].value
+    if isinstance(owner, ast.Attribute) and owner.attr == "__dict__":
+        target: ast.expr = owner.value
+    elif isinstance(owner, ast.Call) and last_name(owner.func) == "vars" and _argument_count(owner) == 1:
+        target = _only_argument(owner)
     else:
         return None
-    arg = call.args[0]
-    return Copy(arg.value, target, call) if arg.keyword is None else None
+    # a positional (``*data`` too) or ``**data`` argument, not a named keyword
+    if call.keywords and call.keywords[0].arg is not None:
+        return None
+    return Copy(_only_argument(call), target, call)
 
 
-def _loop_key(loop: cst.For):
+def _argument_count(call: ast.Call) -> int:
+    """Every argument, positional, spread or named (libcst's ``len(call.args)``)."""
+    return len(call.args) + len(call.keywords)
+
+
+def _only_argument(call: ast.Call) -> ast.expr:
+    """The value of a call's one argument (``*x`` and ``**x`` unwrapped, as libcst's ``Arg.value``)."""
+    if call.args:
+        arg = call.args[0]
+        return arg.value if isinstance(arg, ast.Starred) else arg
+    return call.keywords[0].value
+
+
+def _loop_key(loop: Union[ast.For, ast.AsyncFor]):
     """(key variable, mapping) of a loop over a mapping's items or keys."""
     iterable = loop.iter
     target = loop.target
-    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) \
-            and iterable.func.attr.value == "items" and not iterable.args:
-        if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2 \
-                and isinstance(target.elements[0].value, cst.Name):
-            return target.elements[0].value.value, iterable.func.value
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) \
+            and iterable.func.attr == "items" and not iterable.args and not iterable.keywords:
+        if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == 2:
+            first = target.elts[0]
+            if isinstance(first, ast.Starred):  # libcst's StarredElement.value is the name
+                first = first.value
+            if isinstance(first, ast.Name):
+                return first.id, iterable.func.value
         return None, None
-    if isinstance(target, cst.Name) and isinstance(iterable, (cst.Name, cst.Attribute)):
-        return target.value, iterable
+    if isinstance(target, ast.Name) and isinstance(iterable, (ast.Name, ast.Attribute)):
+        return target.id, iterable
     return None, None
 
 
-def _setattr_target(call: cst.Call, key: str) -> Optional[cst.BaseExpression]:
-    args = [a.value for a in call.args if a.keyword is None and not a.star]
+def _setattr_target(call: ast.Call, key: str) -> Optional[ast.expr]:
+    args = [a for a in call.args if not isinstance(a, ast.Starred)]
     func = call.func
-    if isinstance(func, cst.Name) and func.value == "setattr" and len(args) == 3 and _is_name(args[1], key):
+    if isinstance(func, ast.Name) and func.id == "setattr" and len(args) == 3 and _is_name(args[1], key):
         return args[0]
-    if isinstance(func, cst.Attribute) and func.attr.value == "__setattr__" and len(args) == 2 \
+    if isinstance(func, ast.Attribute) and func.attr == "__setattr__" and len(args) == 2 \
             and _is_name(args[0], key):
         return func.value
     return None
 
 
-def _is_name(node: cst.BaseExpression, name: str) -> bool:
-    return isinstance(node, cst.Name) and node.value == name
+def _is_name(node: ast.expr, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
 
 
-def _guarded(body: cst.CSTNode, key: str, assignment: cst.Call) -> bool:
+def _guarded(body: Sequence[ast.stmt], key: str, assignment: ast.Call) -> bool:
     """A test comparing the key that skips the rest of the loop or encloses the assignment."""
-    for node in walk(body):
-        if isinstance(node, cst.If) and _compares(node.test, key):
-            if _leaves(node.body) or (node.orelse is not None and _leaves(node.orelse)) \
+    for node in _walk_all(body):
+        if isinstance(node, ast.If) and _compares(node.test, key):
+            if _leaves(node.body) or _leaves(node.orelse) \
                     or _contains(node, assignment):
                 return True
     return False
 
 
-def _compares(test: cst.BaseExpression, key: str) -> bool:
+def _compares(test: ast.expr, key: str) -> bool:
     for node in walk(test):
-        if isinstance(node, cst.Comparison):
-            sides: List[cst.BaseExpression] = [node.left] + [c.comparator for c in node.comparisons]
+        if isinstance(node, ast.Compare):
+            sides: List[ast.expr] = [node.left, *node.comparators]
             if any(_is_name(s, key) for s in sides):
                 return True
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
-                and _is_name(node.func.value, key) and node.func.attr.value in ("startswith", "endswith"):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and _is_name(node.func.value, key) and node.func.attr in ("startswith", "endswith"):
             return True
     return False
 
 
-def _leaves(suite: cst.CSTNode) -> bool:
-    return any(isinstance(n, _LEAVING) for n in walk(suite))
+def _walk_all(statements: Sequence[ast.AST]) -> Iterator[ast.AST]:
+    """Every node under a suite (a list of statements), pre-order, in source order."""
+    for statement in statements:
+        yield from walk(statement)
 
 
-def _contains(root: cst.CSTNode, target: cst.CSTNode) -> bool:
+def _leaves(suite: Sequence[ast.stmt]) -> bool:
+    return any(isinstance(n, _LEAVING) for n in _walk_all(suite))
+
+
+def _contains(root: ast.AST, target: ast.AST) -> bool:
     return any(n is target for n in walk(root))

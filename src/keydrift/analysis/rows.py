@@ -15,12 +15,12 @@ binds them to loop variables and turns the row fields a loop uses into reads.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from typing import Callable, Iterator, List, Optional, Tuple
 
-import libcst as cst
-
 from keydrift.analysis.accesses import Context, column_of, is_model_name, keyword_args, positional_args, unchain
+from keydrift.analysis.tree import all_argument_values, child_nodes, is_true, string_literal
 from keydrift.analysis.values import last_name
 from keydrift.frameworks import dbapi_sql as dbapi
 from keydrift.frameworks import django_orm as django
@@ -80,7 +80,7 @@ class RowSource:
         return self.by_index(0) if len(self.columns) == 1 else None
 
 
-def chain_rows(call: cst.Call, entity: str, ctx: Context) -> Optional[RowSource]:
+def chain_rows(call: ast.Call, entity: str, ctx: Context) -> Optional[RowSource]:
     """Rows of a recognized ORM read chain (Django/peewee managers, ``session.query(M)``,
     ``select(M)``), or None for a write, an aggregate or a single record."""
     if not entity:
@@ -119,37 +119,38 @@ def sql_rows(text: str) -> Optional[RowSource]:
     return RowSource(shape.table, shape.columns, shape.names, False, shape.joins)
 
 
-def is_execute(call: cst.Call) -> bool:
-    return isinstance(call.func, cst.Attribute) and call.func.attr.value in dbapi.EXECUTE_METHODS
+def is_execute(call: ast.Call) -> bool:
+    return isinstance(call.func, ast.Attribute) and call.func.attr in dbapi.EXECUTE_METHODS
 
 
-def row_calls(node: cst.BaseExpression, resolve: Callable[[cst.BaseExpression], cst.BaseExpression]
-              ) -> Iterator[cst.BaseExpression]:
+def row_calls(node: ast.expr, resolve: Callable[[ast.expr], ast.expr]) -> Iterator[ast.expr]:
     """The expression a loop iterates and the calls whose rows it passes on, outermost first:
     ``session.scalars(stmt).all()`` -> itself, ``session.scalars(stmt)``, ``stmt`` (names
     resolved to what they are bound to)."""
     for _ in range(12):
         node = resolve(node)
         yield node
-        if isinstance(node, cst.Await):
-            node = node.expression
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
-                and node.func.attr.value in ROW_PASSING:
+        if isinstance(node, ast.Await):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ROW_PASSING:
             node = node.func.value
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
-                and node.func.attr.value in STATEMENT_RUNNERS and positional_args(node):
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in STATEMENT_RUNNERS and positional_args(node):
             node = positional_args(node)[0]
-        elif isinstance(node, cst.Call) and last_name(node.func) in _FLAT_CONTAINERS and len(node.args) == 1:
-            node = node.args[0].value
+        elif isinstance(node, ast.Call) and last_name(node.func) in _FLAT_CONTAINERS \
+                and len(node.args) + len(node.keywords) == 1:
+            # the one argument, whatever its kind (libcst's ``args[0].value``: ``*x`` -> x)
+            node = all_argument_values(node)[0]
         else:
             return
 
 
-def _is_true(call: cst.Call, keyword: str) -> bool:
-    return any(k == keyword and isinstance(v, cst.Name) and v.value == "True" for k, v in keyword_args(call))
+def _is_true(call: ast.Call, keyword: str) -> bool:
+    return any(k == keyword and is_true(v) for k, v in keyword_args(call))
 
 
-def _membership_joins(call: cst.Call, entity: str, ctx: Context) -> List[Join]:
+def _membership_joins(call: ast.Call, entity: str, ctx: Context) -> List[Join]:
     """``url__in=Result.objects.values_list("url")`` (in ``filter`` or ``exclude``)."""
     joins = []
     for name, value in keyword_args(call):
@@ -162,34 +163,34 @@ def _membership_joins(call: cst.Call, entity: str, ctx: Context) -> List[Join]:
     return joins
 
 
-def _column_joins(call: cst.Call) -> List[Join]:
+def _column_joins(call: ast.Call) -> List[Join]:
     """``Result.url == Domain.url`` in ``outerjoin``/``join``/``filter``/``where``."""
     joins = []
     for arg in positional_args(call):
-        comparisons = [arg] if isinstance(arg, cst.Comparison) else [
-            a for a in _and_terms(arg) if isinstance(a, cst.Comparison)]
+        comparisons = [arg] if isinstance(arg, ast.Compare) else [
+            a for a in _and_terms(arg) if isinstance(a, ast.Compare)]
         for comparison in comparisons:
-            if len(comparison.comparisons) != 1 or not isinstance(comparison.comparisons[0].operator, cst.Equal):
+            if len(comparison.ops) != 1 or not isinstance(comparison.ops[0], ast.Eq):
                 continue
-            left, right = column_of(comparison.left), column_of(comparison.comparisons[0].comparator)
+            left, right = column_of(comparison.left), column_of(comparison.comparators[0])
             if left is not None and right is not None and left[:2] != right[:2]:
                 joins.append((left[:2], right[:2]))
     return joins
 
 
-def _and_terms(node: cst.BaseExpression) -> List[cst.BaseExpression]:
-    if isinstance(node, cst.Call) and last_name(node.func) == "and_":
+def _and_terms(node: ast.expr) -> List[ast.expr]:
+    if isinstance(node, ast.Call) and last_name(node.func) == "and_":
         return [t for a in positional_args(node) for t in _and_terms(a)]
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitAnd):
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd):
         return _and_terms(node.left) + _and_terms(node.right)
     return [node]
 
 
-def _outer_ref_joins(call: cst.Call, entity: str, ctx: Context) -> List[Join]:
+def _outer_ref_joins(call: ast.Call, entity: str, ctx: Context) -> List[Join]:
     """``~Exists(Result.objects.filter(url=OuterRef("url")))``: Result.url read by the row's url."""
     joins = []
-    for arg in call.args:
-        for node in _calls_in(arg.value, ctx):
+    for value in all_argument_values(call):
+        for node in _calls_in(value, ctx):
             base, links = unchain(node)
             other = last_name(base) if base is not None else ""
             if not is_model_name(other):
@@ -204,16 +205,15 @@ def _outer_ref_joins(call: cst.Call, entity: str, ctx: Context) -> List[Join]:
     return joins
 
 
-def _outer_ref(value: cst.BaseExpression) -> str:
-    if isinstance(value, cst.Call) and last_name(value.func) == "OuterRef" and value.args:
-        ref = value.args[0].value
-        if isinstance(ref, cst.SimpleString):
-            text = ref.evaluated_value
-            return text if isinstance(text, str) and "__" not in text else ""
+def _outer_ref(value: ast.expr) -> str:
+    if isinstance(value, ast.Call) and last_name(value.func) == "OuterRef" and (value.args or value.keywords):
+        ref = all_argument_values(value)[0]  # the first argument in source order, as libcst's args[0]
+        text = string_literal(ref)
+        return text if text is not None and "__" not in text else ""
     return ""
 
 
-def _calls_in(node: cst.CSTNode, ctx: Context) -> Iterator[cst.Call]:
+def _calls_in(node: ast.AST, ctx: Context) -> Iterator[ast.Call]:
     """The calls in an expression, names resolved to what they are bound to (a subquery
     built on an earlier line)."""
     stack = [node]
@@ -221,11 +221,11 @@ def _calls_in(node: cst.CSTNode, ctx: Context) -> Iterator[cst.Call]:
     while stack and seen < 200:
         current = stack.pop()
         seen += 1
-        if isinstance(current, cst.Name):
+        if isinstance(current, ast.Name):
             bound = ctx.resolve(current)
             if bound is not current:
                 stack.append(bound)
             continue
-        if isinstance(current, cst.Call):
+        if isinstance(current, ast.Call):
             yield current
-        stack.extend(current.children)
+        stack.extend(child_nodes(current))

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+import keyword
 import re
-from typing import Callable, Dict, Iterable, List, Optional, Sequence
-
-import libcst as cst
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from keydrift.analysis.facts import (
     CALL,
@@ -20,75 +20,374 @@ from keydrift.analysis.facts import (
     Step,
     Value,
 )
+from keydrift.analysis.tree import _SOURCE_LINES
 from keydrift.frameworks import transforms
 from keydrift.frameworks.schema import natural_key_kind
 
-_EMPTY_MODULE = cst.Module(body=[])
 _MAX_LABEL = 48
 
+# -- source text ------------------------------------------------------------------------------
+#
+# ``code`` keeps the text libcst gave: common expression shapes rendered canonically (a call's
+# arguments joined by ", ", no spaces around a keyword's "="), anything else (or anything with
+# parentheses of its own inside) as written with whitespace collapsed, including the node's own
+# parentheses. ``ast`` positions exclude a node's parentheses, so they are found in the text.
 
-def code(node: cst.CSTNode) -> str:
-    """The node's source text on one line. Common expression shapes are rendered directly:
-    libcst's code generator costs as much as the parse when called for every value."""
-    text = _render(node)
-    if text is None:
-        text = " ".join(_EMPTY_MODULE.code_for_node(node).split())
-    return text
+_Position = Tuple[int, int]  # (line 1-based, UTF-8 byte column)
 
 
-def _render(node: cst.CSTNode) -> Optional[str]:
-    if node.lpar if isinstance(node, cst.BaseExpression) else False:  # type: ignore[attr-defined]
+def code(node: ast.AST) -> str:
+    """The node's source text on one line. Common expression shapes are rendered directly
+    (libcst's rendering of them); anything else is the source as written, whitespace collapsed
+    (``ast.unparse`` when no source is set, see ``tree.source_lines``)."""
+    lines = _SOURCE_LINES.get()
+    end_line = getattr(node, "end_lineno", None)
+    if lines is None or end_line is None or end_line > len(lines):
+        return _without_source(node)
+    try:
+        span = _own_span(lines, node)
+        if span is None:
+            text = _render(node, lines)
+            if text is not None:
+                return text
+            text = _text_between(lines, _start(node), _end(node))
+        else:
+            text = _text_between(lines, *span)
+    except AttributeError:  # a node built by hand inside a parsed one has no positions
+        return _without_source(node)
+    return " ".join(text.split())
+
+
+def _without_source(node: ast.AST) -> str:
+    try:
+        text = _render(node, None)
+    except AttributeError:
+        text = None
+    return text if text is not None else _unparse(node)
+
+
+def _unparse(node: ast.AST) -> str:
+    try:
+        return " ".join(ast.unparse(node).split())
+    except Exception:  # noqa: BLE001 - a node unparse does not know: no text rather than a crash
+        return ""
+
+
+def _start(node: ast.AST) -> _Position:
+    return node.lineno, node.col_offset  # type: ignore[attr-defined]
+
+
+def _end(node: ast.AST) -> _Position:
+    return node.end_lineno, node.end_col_offset  # type: ignore[attr-defined]
+
+
+def _text_between(lines: Sequence[str], start: _Position, end: _Position) -> str:
+    (first_line, first_col), (last_line, last_col) = start, end
+    if first_line < 1 or last_line > len(lines) or (first_line, first_col) > (last_line, last_col):
+        return ""
+    first = lines[first_line - 1].encode("utf-8")
+    if first_line == last_line:
+        return first[first_col:last_col].decode("utf-8", "replace")
+    parts = [_with_end(first[first_col:].decode("utf-8", "replace"))]
+    parts += [_with_end(lines[i]) for i in range(first_line, last_line - 1)]
+    parts.append(lines[last_line - 1].encode("utf-8")[:last_col].decode("utf-8", "replace"))
+    return "".join(parts)
+
+
+def _with_end(line: str) -> str:
+    return line if line.endswith(("\n", "\r")) else line + "\n"
+
+
+def _gap(lines: Sequence[str], start: _Position, end: _Position) -> str:
+    """The tokens between two positions, without whitespace, line continuations and comments."""
+    text = _text_between(lines, start, end)
+    if "#" in text:
+        text = "\n".join(line.split("#", 1)[0] for line in text.split("\n"))
+    return "".join(text.replace("\\\n", "").split())
+
+
+def _byte_line(lines: Sequence[str], number: int) -> bytes:
+    return lines[number - 1].encode("utf-8") if 1 <= number <= len(lines) else b""
+
+
+def _before(lines: Sequence[str], position: _Position) -> Optional[Tuple[_Position, bytes]]:
+    """The last non-blank character before ``position`` (over line breaks), with its position."""
+    number, column = position
+    line = _byte_line(lines, number)[:column]
+    while True:
+        stripped = line.rstrip()
+        if stripped.endswith(b"\\"):
+            stripped = stripped[:-1].rstrip()
+        if stripped:
+            return (number, len(stripped) - 1), stripped[-1:]
+        number -= 1
+        if number < 1:
+            return None
+        line = _byte_line(lines, number)
+        if b"#" in line:
+            return None  # a comment (or a string with "#"): do not guess where the code ends
+
+
+def _after(lines: Sequence[str], position: _Position) -> Optional[Tuple[_Position, bytes]]:
+    """The first non-blank character at or after ``position`` (over line breaks), comments skipped."""
+    number, column = position
+    line = _byte_line(lines, number)[column:]
+    offset = column
+    while True:
+        stripped = line.lstrip()
+        if stripped and not stripped.startswith(b"#") and stripped not in (b"\\\n", b"\\\r\n", b"\\"):
+            return (number, offset + len(line) - len(stripped)), stripped[:1]
+        number += 1
+        if number > len(lines):
+            return None
+        line, offset = _byte_line(lines, number), 0
+
+
+_OPENING_WORDS = frozenset(keyword.kwlist) - {"True", "False", "None"}
+
+
+def _opens_call(lines: Sequence[str], paren: _Position) -> bool:
+    """Whether the "(" at ``paren`` opens a call's (or a class's) arguments: it follows a name
+    that is not a keyword, a closing bracket, or a string."""
+    previous = _before(lines, paren)
+    if previous is None:
+        return False
+    (number, column), char = previous
+    if number != paren[0]:
+        return False  # a line break before a call's "(" is rare; one that ends a statement is not
+    if char in (b")", b"]", b'"', b"'"):
+        return True
+    if not (char.isalnum() or char == b"_" or char >= b"\x80"):
+        return False
+    line = _byte_line(lines, number)[:column + 1].decode("utf-8", "replace")
+    word = re.search(r"\w+$", line)
+    return word is not None and word.group(0) not in _OPENING_WORDS
+
+
+def _own_span(lines: Sequence[str], node: ast.AST) -> Optional[Tuple[_Position, _Position]]:
+    """The span of the node's text when it differs from its ``ast`` position: with the
+    parentheses around it that are its own (libcst's ``lpar``/``rpar``); for a generator that is
+    a call's only argument, without the call's parentheses ast gives it. None when the same."""
+    if not isinstance(node, ast.expr):
         return None
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, (cst.SimpleString, cst.Integer, cst.Float)):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = _render(node.value)
-        return None if base is None else f"{base}.{node.attr.value}"
-    if isinstance(node, cst.Subscript):
-        base = _render(node.value)
-        parts = [_render(e.slice.value) if isinstance(e.slice, cst.Index) and not e.slice.star else None
-                 for e in node.slice]
-        if base is None or any(p is None for p in parts):
+    start, end = _start(node), _end(node)
+    if isinstance(node, ast.GeneratorExp) and _text_between(lines, start, (start[0], start[1] + 1)) == "(" \
+            and _opens_call(lines, start):
+        after = _after(lines, (start[0], start[1] + 1))
+        last = _before(lines, (end[0], end[1] - 1))
+        if after is None or last is None:
+            return None
+        return after[0], (last[0][0], last[0][1] + 1)
+    found = False
+    while True:
+        previous, following = _before(lines, start), _after(lines, end)
+        if previous is None or following is None or previous[1] != b"(" or following[1] != b")" \
+                or _opens_call(lines, previous[0]):
+            break
+        start, end = previous[0], (following[0][0], following[0][1] + 1)
+        found = True
+    return (start, end) if found else None
+
+
+def _render(node: ast.AST, lines: Optional[Sequence[str]]) -> Optional[str]:
+    """libcst's direct rendering of names, literals, attribute chains, subscripts and calls; None
+    for any other shape, or when a part has parentheses of its own (then the text as written)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if value is None or isinstance(value, bool):
+            return str(value)  # a Name in libcst
+        if lines is None or not isinstance(value, (str, bytes, int, float)):
+            return None
+        text = _text_between(lines, _start(node), _end(node))
+        if isinstance(value, (str, bytes)):
+            tokens = _string_tokens(text)
+            return text if tokens is not None and len(tokens) == 1 else None  # one literal, as written
+        return text
+    if isinstance(node, ast.Attribute):
+        base = _render_part(node, node.value, lines)
+        return None if base is None else f"{base}.{node.attr}"
+    if isinstance(node, ast.Subscript):
+        base = _render_part(node, node.value, lines)
+        if base is None:
+            return None
+        elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if not elements or any(isinstance(e, (ast.Slice, ast.Starred)) for e in elements):
+            return None
+        if lines is not None:
+            previous, separator = _end(node.value), "["
+            for element in elements:
+                if _gap(lines, previous, _start(element)) != separator:
+                    return None  # parentheses of its own (or of the index tuple)
+                previous, separator = _end(element), ","
+        parts = [_render(e, lines) for e in elements]
+        if any(p is None for p in parts):
             return None
         return f"{base}[{', '.join(parts)}]"  # type: ignore[arg-type]
-    if isinstance(node, cst.Call):
-        func = _render(node.func)
-        args = [_render_arg(a) for a in node.args]
-        if func is None or any(a is None for a in args):
+    if isinstance(node, ast.Call):
+        func = _render_part(node, node.func, lines)
+        if func is None:
             return None
-        return f"{func}({', '.join(args)})"  # type: ignore[arg-type]
+        args = []
+        previous, separator = _end(node.func), "("
+        for start, prefix, value in _arguments(node):
+            if lines is not None:
+                if _gap(lines, previous, start) != separator or (prefix and _gap(lines, start, _start(value)) != prefix):
+                    return None
+                previous, separator = _end(value), ","
+            rendered = _render(value, lines)
+            if rendered is None:
+                return None
+            args.append(f"{prefix}{rendered}")
+        return f"{func}({', '.join(args)})"
     return None
 
 
-def _render_arg(arg: cst.Arg) -> Optional[str]:
-    value = _render(arg.value)
-    if value is None:
+def _render_part(parent: ast.expr, child: ast.expr, lines: Optional[Sequence[str]]) -> Optional[str]:
+    """The leading part of an attribute, subscript or call, unless it has parentheses."""
+    if lines is not None and _start(parent) != _start(child):
         return None
-    if arg.keyword is not None:
-        return f"{arg.keyword.value}={value}"
-    return f"{arg.star}{value}"
+    return _render(child, lines)
 
 
-def dotted_name(node: cst.BaseExpression) -> str:
+def _arguments(node: ast.Call) -> List[Tuple[_Position, str, ast.expr]]:
+    """The call's arguments in source order: (start, "*" / "**" / "name=" / "", value)."""
+    found: List[Tuple[_Position, str, ast.expr]] = []
+    for arg in node.args:
+        if isinstance(arg, ast.Starred):
+            found.append((_start(arg), "*", arg.value))
+        else:
+            found.append((_start(arg), "", arg))
+    for item in node.keywords:
+        prefix = "**" if item.arg is None else f"{item.arg}="
+        found.append((_start(item), prefix, item.value))
+    found.sort(key=lambda a: a[0])
+    return found
+
+
+_STRING_START = re.compile(r"""([A-Za-z]*)('\'\'|"\"\"|'|")""")
+
+
+def _string_tokens(text: str) -> Optional[List[Tuple[str, str, str]]]:
+    """The string literals an (implicitly concatenated) string is written as: (prefix, quote,
+    body) each; None when the text is not only string literals."""
+    tokens: List[Tuple[str, str, str]] = []
+    index, size = 0, len(text)
+    while True:
+        while index < size and (text[index].isspace() or text[index] == "\\"):
+            index += 1
+        if index < size and text[index] == "#":
+            index = text.find("\n", index)
+            if index < 0:
+                break
+            continue
+        if index >= size:
+            break
+        match = _STRING_START.match(text, index)
+        if match is None:
+            return None
+        prefix, quote = match.groups()
+        index = body = match.end()
+        while True:
+            if index >= size:
+                return None
+            if text[index] == "\\":
+                index += 2
+                continue
+            if text.startswith(quote, index):
+                break
+            index += 1
+        tokens.append((prefix, quote, text[body:index]))
+        index += len(quote)
+    return tokens or None
+
+
+def _is_one_literal(node: ast.expr) -> bool:
+    """Whether a string is one literal (libcst's SimpleString / FormattedString), not several
+    written next to each other (a ConcatenatedString). Without the source: assumed one."""
+    lines = _SOURCE_LINES.get()
+    if lines is None or getattr(node, "end_lineno", None) is None:
+        return True
+    tokens = _string_tokens(_text_between(lines, _start(node), _end(node)))
+    return tokens is not None and len(tokens) == 1
+
+
+def _fstring_template(node: ast.JoinedStr) -> str:
+    """The f-string's text as written with each replacement field as ``{}`` (libcst's raw
+    ``FormattedStringText`` values: escapes and doubled braces kept)."""
+    lines = _SOURCE_LINES.get()
+    tokens = None
+    if lines is not None and getattr(node, "end_lineno", None) is not None:
+        tokens = _string_tokens(_text_between(lines, _start(node), _end(node)))
+    if tokens is None or len(tokens) != 1:
+        return "".join(p.value.replace("{", "{{").replace("}", "}}")
+                       if isinstance(p, ast.Constant) and isinstance(p.value, str) else "{}"
+                       for p in node.values)
+    body, parts, index = tokens[0][2], [], 0
+    while index < len(body):
+        char = body[index]
+        if char in "{}" and body.startswith(char * 2, index):
+            parts.append(char * 2)
+            index += 2
+        elif char == "{":
+            index = _field_end(body, index)
+            parts.append("{}")
+        else:
+            parts.append(char)
+            index += 1
+    return "".join(parts)
+
+
+def _field_end(body: str, index: int) -> int:
+    """The index after the replacement field that starts at ``body[index] == "{"``."""
+    depth, quote = 0, ""
+    while index < len(body):
+        char = body[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in "{[(":
+            depth += 1
+        elif char in "}])":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+        index += 1
+    return index
+
+
+def dotted_name(node: ast.AST) -> str:
     """``a.b.c`` for a Name/Attribute chain, else ""."""
     parts: List[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
         node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    if _is_name_constant(node):  # ``None``/``True``/``False`` are Names in libcst
+        parts.append(str(node.value))  # type: ignore[attr-defined]
         return ".".join(reversed(parts))
     return ""
 
 
-def last_name(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
-    if isinstance(node, cst.Name):
-        return node.value
+def last_name(node: ast.AST) -> str:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    if _is_name_constant(node):
+        return str(node.value)  # type: ignore[attr-defined]
     return ""
+
+
+def _is_name_constant(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, bool))
 
 
 def constant(text: str) -> Value:
@@ -120,12 +419,10 @@ def _short(label: str) -> str:
     return label if len(label) <= _MAX_LABEL else label[: _MAX_LABEL - 3] + "..."
 
 
-def _string_literal(node: cst.BaseExpression) -> Optional[str]:
-    if isinstance(node, cst.SimpleString):
-        try:
-            value = node.evaluated_value
-        except Exception:  # noqa: BLE001 - odd prefixes; treat as unknown text
-            return None
+def _string_literal(node: ast.AST) -> Optional[str]:
+    """The value of one string literal (not of several written next to each other)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and _is_one_literal(node):
+        value = node.value
         return value.decode("latin-1") if isinstance(value, bytes) else value
     return None
 
@@ -139,14 +436,14 @@ class Evaluator:
 
     def __init__(self, values: Dict[str, Value], record_fields: Dict[str, Dict[str, Value]],
                  normalizers: Iterable[str] = (),
-                 call_hook: Optional[Callable[[cst.Call, str], Optional[Value]]] = None) -> None:
+                 call_hook: Optional[Callable[[ast.Call, str], Optional[Value]]] = None) -> None:
         self.values = values
         self.record_fields = record_fields
         self.normalizers = frozenset(n.rsplit(".", 1)[-1] for n in normalizers)
         # what a call returns when the callee's summary is known
         self.call_hook = call_hook
 
-    def eval(self, node: cst.BaseExpression) -> Value:
+    def eval(self, node: ast.expr) -> Value:
         handler = _HANDLERS.get(type(node))
         if handler is None:
             return fresh(code(node))
@@ -154,38 +451,38 @@ class Evaluator:
 
     # -- names, attributes, subscripts -------------------------------------------------------
 
-    def _name(self, node: cst.Name) -> Value:
-        known = self.values.get(node.value)
+    def _name(self, node: ast.Name) -> Value:
+        known = self.values.get(node.id)
         if known is None:
-            if node.value in transforms.BUILTIN_NAMES or _is_constant_name(node.value):
-                return constant(node.value)
-            return fresh(node.value)
-        return Value(known.origins, known.steps, node.value, known.result_of)
+            if node.id in transforms.BUILTIN_NAMES or _is_constant_name(node.id):
+                return constant(node.id)
+            return fresh(node.id)
+        return Value(known.origins, known.steps, node.id, known.result_of)
 
-    def _attribute(self, node: cst.Attribute) -> Value:
+    def _attribute(self, node: ast.Attribute) -> Value:
         text = code(node)
-        if isinstance(node.value, cst.Name):
-            fields = self.record_fields.get(node.value.value)
-            if fields is not None and node.attr.value in fields:
-                looked_up = fields[node.attr.value]
+        if isinstance(node.value, ast.Name):
+            fields = self.record_fields.get(node.value.id)
+            if fields is not None and node.attr in fields:
+                looked_up = fields[node.attr]
                 return Value(looked_up.origins, looked_up.steps, text)
         base = self.eval(node.value)
         if base.result_of:
-            return _rederive(base, text, f"{base.result_of}.{node.attr.value}")
-        if isinstance(node.value, cst.Name) and node.value.value in self.values and base.origins \
+            return _rederive(base, text, f"{base.result_of}.{node.attr}")
+        if isinstance(node.value, ast.Name) and node.value.id in self.values and base.origins \
                 and not base.steps:
             # a field of what the name is bound to now, not of the name: ``row.email`` in two
             # loops over two collections are two values
-            return Value(frozenset(f"{o}.{node.attr.value}" for o in base.origins), (), text)
+            return Value(frozenset(f"{o}.{node.attr}" for o in base.origins), (), text)
         return fresh(text)
 
-    def _subscript(self, node: cst.Subscript) -> Value:
+    def _subscript(self, node: ast.Subscript) -> Value:
         text = code(node)
         base = self.eval(node.value)
         if base.result_of:
             index = text[len(code(node.value)):]
             return _rederive(base, text, f"{base.result_of}{index}")
-        if base.origins and len(node.slice) == 1:
+        if base.origins and _index_count(node) == 1:
             part = _part_of(base, node, text[len(code(node.value)):])
             if part is not None:
                 return part
@@ -193,32 +490,32 @@ class Evaluator:
 
     # -- calls ---------------------------------------------------------------------------------
 
-    def _call(self, node: cst.Call) -> Value:
+    def _call(self, node: ast.Call) -> Value:
         text = code(node)
         if self.call_hook is not None:
             summarized = self.call_hook(node, text)
             if summarized is not None:
                 return summarized
         func = node.func
-        if isinstance(func, cst.Attribute):
+        if isinstance(func, ast.Attribute):
             return self._method_call(node, func, text)
         name = dotted_name(func)
         return self._function_call(node, name, text) if name else fresh(text)
 
-    def _args(self, node: cst.Call) -> List[Value]:
-        return [self.eval(arg.value) for arg in node.args if arg.star == ""]
+    def _args(self, node: ast.Call) -> List[Value]:
+        return [self.eval(value) for _, value in _unspread_args(node)]
 
-    def _method_call(self, node: cst.Call, func: cst.Attribute, text: str) -> Value:
+    def _method_call(self, node: ast.Call, func: ast.Attribute, text: str) -> Value:
         qualified = dotted_name(func)
         if qualified in transforms.QUALIFIED_FUNCTIONS or qualified in transforms.FETCH_FUNCTIONS:
             return self._function_call(node, qualified, text)
-        method = func.attr.value
+        method = func.attr
         receiver = self.eval(func.value)
-        if receiver.origins and not (method == "replace" and any(a.keyword for a in node.args)):
+        if receiver.origins and not (method == "replace" and any(k.arg is not None for k in node.keywords)):
             # (``dt.replace(tzinfo=None)`` is a datetime's, not a string's)
             step = self._string_method_step(node, method)
             if step is None and method in transforms.SPLIT_METHODS:
-                args = ", ".join(code(a.value) for a in node.args)
+                args = ", ".join(code(value) for value in _argument_values(node))
                 step = Step(PART, _short(f".{method}({args})"), node)
             if step is not None:
                 return Value(receiver.origins, receiver.steps + (step,), text)
@@ -231,9 +528,9 @@ class Evaluator:
             return carried.then(Step(FORMAT, "str.format()", node), text) if carried else constant(text)
         return self._function_call(node, qualified or method, text, receiver_is_object=True)
 
-    def _string_method_step(self, node: cst.Call, method: str) -> Optional[Step]:
+    def _string_method_step(self, node: ast.Call, method: str) -> Optional[Step]:
         kind = transforms.STRING_METHODS.get(method)
-        args = [code(a.value) for a in node.args]
+        args = [code(value) for value in _argument_values(node)]
         label = _short(f".{method}({', '.join(args)})")
         if method == "encode" and any("idna" in a.lower() for a in args):
             return Step(IDNA, label, node)
@@ -243,13 +540,13 @@ class Evaluator:
             return Step(SLASH, label, node)
         return Step(kind, label, node)
 
-    def _function_call(self, node: cst.Call, name: str, text: str,
+    def _function_call(self, node: ast.Call, name: str, text: str,
                        receiver_is_object: bool = False) -> Value:
         short_name = name.rsplit(".", 1)[-1]
         if receiver_is_object:
-            args = [self.eval(arg.value) for arg in node.args if arg.star == "" and _carries_key(arg)]
+            args = [self.eval(value) for keyword_name, value in _unspread_args(node) if _carries_key(keyword_name)]
         elif short_name in transforms.PART_TUPLE_FUNCTIONS:
-            args = [self._parts(arg.value) for arg in node.args if arg.star == ""]
+            args = [self._parts(value) for _, value in _unspread_args(node)]
         else:
             args = self._args(node)
         if not receiver_is_object and (name in transforms.CONVERSIONS or short_name in transforms.CONVERSIONS):
@@ -265,13 +562,13 @@ class Evaluator:
             return carried.then(Step(kind, label, node), text)
         return carried.then(Step(CALL, label, node), text, result_of=_short(text))
 
-    def _parts(self, node: cst.BaseExpression) -> Value:
+    def _parts(self, node: ast.expr) -> Value:
         """The key carried by the parts a URL is rebuilt from: every part's origins, and the
         transformations applied to the parts (a field of the split URL is a part of it, not a
         re-derived key)."""
-        if not isinstance(node, (cst.Tuple, cst.List)):
+        if not isinstance(node, (ast.Tuple, ast.List)):
             return self.eval(node)
-        values = [self.eval(e.value) for e in node.elements]
+        values = [self.eval(e.value if isinstance(e, ast.Starred) else e) for e in node.elts]
         carriers = [v for v in values if v.origins]
         if not carriers:
             return constant(code(node))
@@ -291,38 +588,43 @@ class Evaluator:
 
     # -- strings and operators -----------------------------------------------------------------
 
-    def _fstring(self, node: cst.FormattedString) -> Value:
+    def _fstring(self, node: ast.JoinedStr) -> Value:
+        if not _is_one_literal(node):
+            return self._literal(node)  # ``"a" f"{b}"``: a ConcatenatedString in libcst
         text = code(node)
-        parts = [p for p in node.parts if isinstance(p, cst.FormattedStringExpression)]
-        literal = [p for p in node.parts if isinstance(p, cst.FormattedStringText) and p.value]
-        carried = merge_arguments([self.eval(p.expression) for p in parts], text)
+        parts = [p for p in node.values if isinstance(p, ast.FormattedValue)]
+        literal = [p for p in node.values if isinstance(p, ast.Constant) and p.value]
+        carried = merge_arguments([self.eval(p.value) for p in parts], text)
         if carried is None:
             return constant(text)
-        if len(parts) == 1 and not literal and parts[0].format_spec is None and parts[0].conversion is None:
+        if len(parts) == 1 and not literal and parts[0].format_spec is None and parts[0].conversion == -1:
             return Value(carried.origins, carried.steps, text)
         # the template is the transformation: f"https://{h}/" and f"https://{h}" differ
-        template = "".join(p.value if isinstance(p, cst.FormattedStringText) else "{}" for p in node.parts)
-        return carried.then(Step(FORMAT, f'f"{template}"', node), text)
+        return carried.then(Step(FORMAT, f'f"{_fstring_template(node)}"', node), text)
 
-    def _binary(self, node: cst.BinaryOperation) -> Value:
+    def _binary(self, node: ast.BinOp) -> Value:
         text = code(node)
-        if not isinstance(node.operator, (cst.Add, cst.Modulo)) or not _builds_text(node):
+        if not isinstance(node.op, (ast.Add, ast.Mod)) or not _builds_text(node):
             return fresh(text)  # arithmetic: another value, not a rebuilt key
         carried = merge_arguments([self.eval(node.left), self.eval(node.right)], text)
         if carried is None:
             return constant(text)
         left, right = _string_literal(node.left), _string_literal(node.right)
-        if isinstance(node.operator, cst.Add):
+        if isinstance(node.op, ast.Add):
             label = f"{left!r} + ..." if left is not None else (f"... + {right!r}" if right is not None else "concatenation")
         else:
             label = f"{left!r} % ..." if left is not None else "%-formatting"
         return carried.then(Step(FORMAT, label, node), text)
 
-    def _boolean(self, node: cst.BooleanOperation) -> Value:
-        left = self.eval(node.left)
-        return left if left.origins else self.eval(node.right)
+    def _boolean(self, node: ast.BoolOp) -> Value:
+        # libcst nests ``a or b or c`` as ``(a or b) or c``: the first operand with origins
+        for operand in node.values[:-1]:
+            value = self.eval(operand)
+            if value.origins:
+                return value
+        return self.eval(node.values[-1])
 
-    def _if_exp(self, node: cst.IfExp) -> Value:
+    def _if_exp(self, node: ast.IfExp) -> Value:
         """Either branch: both origins, and the steps of the branch that transforms more."""
         body, orelse = self.eval(node.body), self.eval(node.orelse)
         if not body.origins or not orelse.origins:
@@ -330,19 +632,79 @@ class Evaluator:
         richer = body if len(body.steps) >= len(orelse.steps) else orelse
         return Value(body.origins | orelse.origins, richer.steps, code(node), richer.result_of)
 
-    def _await(self, node: cst.Await) -> Value:
-        return self.eval(node.expression)
+    def _await(self, node: ast.Await) -> Value:
+        return self.eval(node.value)
 
-    def _literal(self, node: cst.BaseExpression) -> Value:
+    def _literal(self, node: ast.expr) -> Value:
+        return constant(code(node))
+
+    def _constant(self, node: ast.Constant) -> Value:
+        value = node.value
+        if value is None or isinstance(value, bool):
+            return constant(str(value))  # a builtin Name in libcst
+        if isinstance(value, complex):
+            return fresh(code(node))  # libcst's Imaginary has no handler
         return constant(code(node))
 
 
-def _carries_key(arg: cst.Arg) -> bool:
+def _unspread_args(node: ast.Call) -> List[Tuple[Optional[str], ast.expr]]:
+    """The arguments not spread with ``*``/``**``, in source order: (keyword or None, value)."""
+    return [(prefix[:-1] if prefix else None, value)
+            for _, prefix, value in _arguments(node) if prefix not in ("*", "**")]
+
+
+def _argument_values(node: ast.Call) -> List[ast.expr]:
+    """Every argument's value in source order (libcst's ``arg.value`` of each ``node.args``)."""
+    return [value for _, _, value in _arguments(node)]
+
+
+def _index_count(node: ast.Subscript) -> int:
+    """How many indices libcst sees in ``node[...]``: ``d[a, b]`` has two, ``d[(a, b)]`` one."""
+    index = node.slice
+    if not isinstance(index, ast.Tuple) or not index.elts:
+        return 1
+    lines = _SOURCE_LINES.get()
+    if lines is not None and _enclosed(_text_between(lines, _start(index), _end(index))):
+        return 1
+    return len(index.elts)
+
+
+def _enclosed(text: str) -> bool:
+    """Whether ``text`` is in one pair of parentheses: ``(a, b)``, not ``(a), (b)``."""
+    if not text.startswith("(") or not text.endswith(")"):
+        return False
+    depth, quote, index = 0, "", 0
+    while index < len(text):
+        char = text[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif text.startswith(quote, index):
+                index += len(quote) - 1
+                quote = ""
+        elif char == "#":
+            newline = text.find("\n", index)
+            index = len(text) if newline < 0 else newline
+            continue
+        elif char in "'\"":
+            quote = char * 3 if text.startswith(char * 3, index) else char
+            index += len(quote) - 1
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                return index == len(text) - 1
+        index += 1
+    return False
+
+
+def _carries_key(keyword_name: Optional[str]) -> bool:
     """Whether an argument of an object's method passes the key the result is derived from: a
     positional argument, or a keyword named for a natural key (``client.get(url=u)``). A keyword
     naming a relation or an option (``page.create_alias(parent=p)``, ``obj.copy(owner=u)``)
     passes something the new object refers to, not a key it transforms."""
-    return arg.keyword is None or natural_key_kind(arg.keyword.value) is not None
+    return keyword_name is None or natural_key_kind(keyword_name) is not None
 
 
 def _is_constant_name(name: str) -> bool:
@@ -350,11 +712,14 @@ def _is_constant_name(name: str) -> bool:
     return len(name) > 1 and name.isupper()
 
 
-def _builds_text(node: cst.BinaryOperation) -> bool:
+def _is_string(node: ast.expr) -> bool:
+    return isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)))
+
+
+def _builds_text(node: ast.BinOp) -> bool:
     """``"https://" + host`` or ``"%s:%s" % (a, b)``: one side is a string literal."""
-    strings = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
-    return isinstance(node.left, strings) or (isinstance(node.operator, cst.Add) and isinstance(node.right, strings)) \
-        or (isinstance(node.left, cst.BinaryOperation) and isinstance(node.left.operator, cst.Add)
+    return _is_string(node.left) or (isinstance(node.op, ast.Add) and _is_string(node.right)) \
+        or (isinstance(node.left, ast.BinOp) and isinstance(node.left.op, ast.Add)
             and _builds_text(node.left))
 
 
@@ -368,39 +733,35 @@ def _rederive(base: Value, text: str, label: str) -> Value:
     return Value(base.origins, steps + (Step(kind, _short(label)),), text, _short(label))
 
 
-def _part_of(base: Value, node: cst.Subscript, index: str) -> Optional[Value]:
+def _part_of(base: Value, node: ast.Subscript, index: str) -> Optional[Value]:
     """``u.split("?")[0]`` and ``u[:-1]`` keep part of the key ``u``; an element of anything
     else (``row[0]``, ``request.GET["u"]``) is a value of its own."""
-    element = node.slice[0].slice
+    element = node.slice.elts[0] if isinstance(node.slice, ast.Tuple) and len(node.slice.elts) == 1 else node.slice
     last = base.steps[-1] if base.steps else None
-    if last is not None and last.kind == PART and isinstance(element, cst.Index) and last.label.endswith(")") \
+    if last is not None and last.kind == PART and not isinstance(element, ast.Slice) and last.label.endswith(")") \
             and last.label.split("(", 1)[0].lstrip(".") in transforms.SPLIT_METHODS:
         step = Step(PART, _short(last.label + index), last.node)
         return Value(base.origins, base.steps[:-1] + (step,), code(node))
-    if isinstance(element, cst.Slice):
+    if isinstance(element, ast.Slice):
         return base.then(Step(PART, _short(index), node), code(node))
     return None
 
 
-def _is_plain_encode(node: cst.Call, method: str) -> bool:
-    return method == "encode" and not any("idna" in code(a.value).lower() for a in node.args)
+def _is_plain_encode(node: ast.Call, method: str) -> bool:
+    return method == "encode" and not any("idna" in code(value).lower() for value in _argument_values(node))
 
 
-_HANDLERS = {
-    cst.Name: Evaluator._name,
-    cst.Attribute: Evaluator._attribute,
-    cst.Subscript: Evaluator._subscript,
-    cst.Call: Evaluator._call,
-    cst.FormattedString: Evaluator._fstring,
-    cst.BinaryOperation: Evaluator._binary,
-    cst.BooleanOperation: Evaluator._boolean,
-    cst.IfExp: Evaluator._if_exp,
-    cst.Await: Evaluator._await,
-    cst.SimpleString: Evaluator._literal,
-    cst.ConcatenatedString: Evaluator._literal,
-    cst.Integer: Evaluator._literal,
-    cst.Float: Evaluator._literal,
-    cst.Ellipsis: Evaluator._literal,
+_HANDLERS: Dict[type, Callable[[Evaluator, Any], Value]] = {
+    ast.Name: Evaluator._name,
+    ast.Attribute: Evaluator._attribute,
+    ast.Subscript: Evaluator._subscript,
+    ast.Call: Evaluator._call,
+    ast.JoinedStr: Evaluator._fstring,
+    ast.BinOp: Evaluator._binary,
+    ast.BoolOp: Evaluator._boolean,
+    ast.IfExp: Evaluator._if_exp,
+    ast.Await: Evaluator._await,
+    ast.Constant: Evaluator._constant,
 }
 
 NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import os
+import ast
 from typing import Iterable, Iterator, Optional, Tuple
-
-import libcst as cst
 
 from keydrift.analysis.boundary import is_migration_module
 from keydrift.analysis.facts import CASE, NORMALIZER, SLASH, WHITESPACE, KeyAccess, Mismatch, RawFinding, RawFix, Step
@@ -106,7 +105,7 @@ def _normalize_other_side(m: Mismatch) -> Optional[RawFix]:
         lacking, step = m.write, extra_read[0]
     else:
         return None
-    callee = dotted_name(step.node.func) if isinstance(step.node, cst.Call) else ""
+    callee = dotted_name(step.node.func) if isinstance(step.node, ast.Call) else ""
     if not callee or lacking.trace:
         return None
     return RawFix(lacking.node, lacking.entity, lacking.field, callee, lacking.value.text)

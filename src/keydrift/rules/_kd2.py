@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+import ast
 from typing import Iterator, List, Set, Tuple
-
-import libcst as cst
 
 from keydrift.analysis.facts import (
     CASE, FETCH, IDNA, LOOKUP, NORMALIZER, READ, REDERIVED, REMOTE, SLASH, SLUG, STORE, UNICODE, URL, WHITESPACE, WRITE,
@@ -99,7 +98,7 @@ def derived_beside_source(access: KeyAccess, facts: object) -> bool:
 
 def is_function_call(step: Step) -> bool:
     """``normalize_url(u)`` rather than ``u.lower()``: a normalizer, not ad-hoc normalization."""
-    return isinstance(step.node, cst.Call) and not step.label.startswith(".")
+    return isinstance(step.node, ast.Call) and not step.label.startswith(".")
 
 
 def callee_name(step: Step) -> str:
