@@ -93,7 +93,9 @@ class _Resolver:
             return None
         if self.own is None:
             self.own = {id(n) for n in ast.walk(self.module)}
-        if id(node) not in self.own:
+        # a node the reader built for a piece libcst had and ast has not (one f-string of an
+        # implicit concatenation) lies inside one of the module's own nodes
+        if id(node) not in self.own and id(getattr(node, "keydrift_part_of", None)) not in self.own:
             return None
         key = id(node)
         if key not in self.ranges:
