@@ -54,6 +54,8 @@ _NEW_SCOPES = frozenset({ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.
 _TRY_TYPES = tuple(t for t in (ast.Try, getattr(ast, "TryStar", None)) if t is not None)
 _MATCH_TYPE = getattr(ast, "Match", None)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_COMPOUND = (ast.If, ast.While, *LOOP_TYPES, *WITH_TYPES, *_TRY_TYPES, *_DEFINITIONS,
+             *((_MATCH_TYPE,) if _MATCH_TYPE is not None else ()))
 _MAX_RESOLVE_DEPTH = 8
 # How a container is filled, and what creates an empty one.
 FILL_METHODS = frozenset({"append", "extend", "add", "appendleft"})
@@ -408,10 +410,11 @@ class FunctionWalker(Context):
     # -- statements -----------------------------------------------------------------------
 
     def walk(self, body: Sequence[ast.stmt]) -> None:
+        lines = _statement_lines(body)
         for statement in body:
             before = len(self.accesses)
             self.statement(statement)
-            self._note_statement(before, statement)
+            self._note_statement(before, lines.get(id(statement), statement))
 
     def walk_suite(self, suite: Sequence[ast.stmt]) -> None:
         """A compound statement's body (a list of statements in ``ast``, however it is written)."""
@@ -1109,6 +1112,34 @@ def _elif(orelse: Sequence[ast.stmt], column: Optional[int]) -> Optional[ast.If]
     return orelse[0] if orelse[0].col_offset == column else None
 
 
+def _statement_lines(body: Sequence[ast.stmt]) -> Dict[int, ast.stmt]:
+    """The statement libcst noted for simple statements written after another on one line
+    (``a = 1; b = f()``): the line, which stood for its first statement. Each statement of a
+    one-line suite (``if x: a = 1; b = f()``) was noted on its own."""
+    lines: Dict[int, ast.stmt] = {}
+    for previous, statement in zip(body, body[1:]):
+        # two simple statements on one line are separated by ``;``
+        if previous.end_lineno != statement.lineno or isinstance(previous, _COMPOUND) \
+                or isinstance(statement, _COMPOUND):
+            continue
+        if not lines and _one_line_suite(body, None):
+            return {}
+        lines[id(statement)] = lines.get(id(previous), previous)
+    return lines
+
+
+def _one_line_suite(body: Sequence[ast.stmt], header: Optional[ast.stmt]) -> bool:
+    """Whether the body is written on its header's line (``if x: a; b``), not as an indented
+    block: code before its first statement on that line. Without the source text, whether it
+    starts on the header's first line."""
+    first = body[0]
+    before = segment(ast.Pass(lineno=first.lineno, col_offset=0, end_lineno=first.lineno,
+                              end_col_offset=first.col_offset))
+    if before is None:
+        return header is not None and first.lineno == header.lineno
+    return bool(before.strip().lstrip("\ufeff"))
+
+
 def _source_children(node: ast.AST) -> Iterator[ast.AST]:
     """``tree.child_nodes`` in libcst's order where ``ast``'s fields differ: a dict's keys and
     values alternate, and a call's named arguments stay in place among spread ones."""
@@ -1184,6 +1215,8 @@ def _is_user_model_call(node: ast.expr) -> bool:
 
 
 def _primary_key_field(cls: ast.ClassDef) -> str:
+    if cls.body and _one_line_suite(cls.body, cls):
+        return ""  # ``class M(Model): id = ...``: libcst's one-line suite, never read here
     for small in cls.body:
         if isinstance(small, ast.Assign):
             target: Optional[ast.expr] = small.targets[0]
