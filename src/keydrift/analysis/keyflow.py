@@ -10,9 +10,9 @@ import tokenize
 from contextlib import contextmanager, nullcontext
 from copy import deepcopy
 from dataclasses import dataclass, field, replace
-from typing import ContextManager, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import ContextManager, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
-from keydrift.analysis.tree import LOOP_TYPES, WITH_TYPES, child_nodes, is_true, parameters, segment
+from keydrift.analysis.tree import LOOP_TYPES, WITH_TYPES, child_nodes, is_true, parameters, segment, walk
 
 from keydrift.analysis import pairing
 from keydrift.analysis.models import Derivations, Rewrite, model_facts
@@ -1025,7 +1025,7 @@ def _mentions(node: ast.AST, name: str) -> bool:
     attribute ``query`` and a keyword is a parameter name: neither is a use; a lambda's
     parameter of that name counts, as it did when parameters were names)."""
     return any((isinstance(n, ast.Name) and n.id == name) or (isinstance(n, ast.arg) and n.arg == name)
-               for n in _source_walk(node))
+               for n in walk(node))
 
 
 def _refined(value: ast.expr, name: str, previous: Optional[ast.expr]) -> Optional[ast.expr]:
@@ -1140,20 +1140,23 @@ def _one_line_suite(body: Sequence[ast.stmt], header: Optional[ast.stmt]) -> boo
     return bool(before.strip().lstrip("\ufeff"))
 
 
-def _source_children(node: ast.AST) -> Iterator[ast.AST]:
+def _source_children(node: ast.AST) -> Iterable[ast.AST]:
     """``tree.child_nodes`` in libcst's order where ``ast``'s fields differ: a dict's keys and
     values alternate, and a call's named arguments stay in place among spread ones."""
-    if type(node) is ast.Dict:
-        for key, value in zip(node.keys, node.values):  # type: ignore[attr-defined]
-            if key is not None:
-                yield key
-            yield value
-        return
-    if type(node) is ast.Call and node.keywords and any(isinstance(a, ast.Starred) for a in node.args):  # type: ignore[attr-defined]
-        yield node.func  # type: ignore[attr-defined]
-        yield from sorted([*node.args, *node.keywords], key=lambda a: (a.lineno, a.col_offset))  # type: ignore[attr-defined]
-        return
-    yield from child_nodes(node)
+    node_type = type(node)
+    if node_type is ast.Dict:
+        return _dict_children(node)  # type: ignore[arg-type]
+    if node_type is ast.Call and node.keywords and any(isinstance(a, ast.Starred) for a in node.args):  # type: ignore[attr-defined]
+        arguments = sorted([*node.args, *node.keywords], key=lambda a: (a.lineno, a.col_offset))  # type: ignore[attr-defined]
+        return [node.func, *arguments]  # type: ignore[attr-defined]
+    return child_nodes(node)
+
+
+def _dict_children(node: ast.Dict) -> Iterator[ast.expr]:
+    for key, value in zip(node.keys, node.values):
+        if key is not None:
+            yield key
+        yield value
 
 
 def _source_walk(node: ast.AST) -> Iterator[ast.AST]:
