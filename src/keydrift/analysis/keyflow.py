@@ -1198,7 +1198,8 @@ def _is_string_literal(node: ast.expr) -> bool:
     return isinstance(node, ast.JoinedStr) and _concatenated(node)
 
 
-_STRING_TOKENS = frozenset(t for t in (tokenize.STRING, getattr(tokenize, "FSTRING_START", None)) if t is not None)
+_FSTRING_START = getattr(tokenize, "FSTRING_START", None)  # 3.12+: an f-string is several tokens
+_FSTRING_END = getattr(tokenize, "FSTRING_END", None)
 
 
 def _concatenated(node: ast.JoinedStr) -> bool:
@@ -1206,11 +1207,19 @@ def _concatenated(node: ast.JoinedStr) -> bool:
     text = segment(node)
     if text is None:
         return False
+    literals = depth = 0
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(f"({text})").readline))
+        for token in tokenize.generate_tokens(io.StringIO(f"({text})").readline):
+            if token.type == _FSTRING_START:
+                literals += depth == 0
+                depth += 1
+            elif token.type == _FSTRING_END:
+                depth -= 1
+            elif token.type == tokenize.STRING and depth == 0:
+                literals += 1
     except (tokenize.TokenError, SyntaxError):
         return False
-    return sum(1 for t in tokens if t.type in _STRING_TOKENS) > 1
+    return literals > 1
 
 
 def _is_user_model_call(node: ast.expr) -> bool:
