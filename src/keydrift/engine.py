@@ -118,13 +118,15 @@ def _check_text(text: str, source_digest: str, path: str, config: Config, has_da
         if exc.beyond_limits:
             return [_file_error(ANALYSIS_ERROR, path, f"could not analyze the file: {exc}")]
         return [_file_error(PARSE_ERROR, path, f"cannot parse the file: {exc}", exc.line)]
-    with source_lines(physical_lines(text)):
-        return _analyze(module, project, file, module_name, is_package, source_digest, path, config, has_database)
+    lines = physical_lines(text)
+    with source_lines(lines):
+        return _analyze(module, lines, project, file, module_name, is_package, source_digest, path, config,
+                        has_database)
 
 
-def _analyze(module: ast.Module, project: ProjectIndex, file: str, module_name: str, is_package: bool,
-             source_digest: str, path: str, config: Config, has_database: bool) -> List[Finding]:
-    """Facts, rules and positions of a parsed module (inside ``source_lines`` of its text)."""
+def _analyze(module: ast.Module, lines: Sequence[str], project: ProjectIndex, file: str, module_name: str,
+             is_package: bool, source_digest: str, path: str, config: Config, has_database: bool) -> List[Finding]:
+    """Facts, rules and positions of a parsed module (inside ``source_lines`` of its ``lines``)."""
     raw: List[RawFinding] = []
     with project.module_frame(module_name, file, source_digest) as deps:
         with stage("analysis"):
@@ -141,7 +143,7 @@ def _analyze(module: ast.Module, project: ProjectIndex, file: str, module_name: 
     if not raw:
         return []
     with stage("positions"):
-        findings = resolve_positions(module, raw, path)
+        findings = resolve_positions(module, lines, raw, path)
     return sorted(set(findings), key=Finding.sort_key)
 
 
