@@ -38,7 +38,7 @@ def form_classes(body: Sequence[ast.stmt]) -> Iterator[ast.ClassDef]:
     known: Set[str] = set()
     for node in body:
         if isinstance(node, ast.ClassDef):
-            bases = {last_name(b) for b in node.bases}
+            bases = {last_name(b.value if isinstance(b, ast.Starred) else b) for b in node.bases}
             if bases & forms.MODEL_FORM_BASES or bases & known:
                 known.add(node.name)
                 yield node

@@ -13,9 +13,9 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from keydrift.analysis import imports
 from keydrift.analysis.facts import Step, Value
-from keydrift.analysis.receivers import block
+from keydrift.analysis.receivers import block, plain_string
 from keydrift.analysis.tree import (
-    FUNCTION_TYPES, FunctionNode, all_argument_values, keyword_arg, string_literal,
+    FUNCTION_TYPES, FunctionNode, all_argument_values, keyword_arg,
 )
 from keydrift.analysis.values import Evaluator, code, last_name
 from keydrift.frameworks import schema
@@ -149,7 +149,7 @@ def _keyword_argument(target: ast.expr, kwargs: str) -> str:
     if not (kwargs and isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
             and target.value.id == kwargs):
         return ""
-    return string_literal(target.slice) or ""
+    return plain_string(target.slice) or ""
 
 
 def _decorator_call(func: FunctionNode, names: FrozenSet[str]) -> Optional[ast.Call]:
@@ -165,7 +165,7 @@ def _validator_rewrites(func: FunctionNode) -> Iterator[Tuple[str, Tuple[Step, .
     params = _param_names(func)
     if decorator is None or len(params) < 3:
         return
-    fields = [name for name in map(string_literal, decorator.args) if name is not None]
+    fields = [name for name in map(plain_string, decorator.args) if name is not None]
     evaluator = Evaluator({}, {})
     for small in _small_statements(block(func.body, func)):
         if isinstance(small, ast.Return) and small.value is not None:

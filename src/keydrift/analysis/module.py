@@ -16,12 +16,11 @@ from keydrift.analysis.facts import NORMALIZER, READ, WRITE, KeyAccess, Step, Va
 from keydrift.analysis.keyflow import FunctionWalker, ModuleFacts, module_info
 from keydrift.analysis.models import Derivation, Rewrite
 from keydrift.analysis.receivers import (
-    class_infos, method_index, param_annotations, resolvable_by_name, unique_method,
+    class_infos, method_index, param_annotations, plain_string, resolvable_by_name, unique_method,
 )
 from keydrift.analysis.summaries import FunctionSummary, summarize_access, summarize_copies, summarize_return, summarize_rows
 from keydrift.analysis.tree import (
     FUNCTION_TYPES, WITH_TYPES, FunctionNode, is_true, keyword_arg, parameter_names, positional_args,
-    string_literal,
 )
 from keydrift.frameworks.django_orm import DEFAULT_USER_MODEL
 from keydrift.analysis.values import dotted_name, last_name
@@ -563,7 +562,7 @@ def _unpacked(positional: Optional[ast.expr], mapping: Optional[ast.expr]) -> Di
         args += [e for e in positional.elts if not isinstance(e, ast.Starred)]
     if isinstance(mapping, ast.Dict):
         for key, value in zip(mapping.keys, mapping.values):
-            name = string_literal(key)
+            name = plain_string(key)
             if name is not None and name.isidentifier():
                 keywords.append(ast.keyword(arg=name, value=value))
     return {"args": args, "keywords": keywords}

@@ -15,15 +15,17 @@ Three sources, most precise first:
 from __future__ import annotations
 
 import ast
+import io
 import os
 import re
 import stat
+import tokenize
 from dataclasses import dataclass, field
 from typing import Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 
 from keydrift.analysis.helpernames import name_tokens
-from keydrift.analysis.tree import FUNCTION_TYPES, FunctionNode, parameters, segment
+from keydrift.analysis.tree import FUNCTION_TYPES, FunctionNode, parameters, segment, string_literal
 from keydrift.analysis.values import dotted_name, last_name
 from keydrift.vocabulary import DATABASE_VOCABULARY
 
@@ -89,7 +91,8 @@ def class_infos(module: ast.Module) -> Dict[str, ClassInfo]:
     """Every top-level class (and classes nested in if/try blocks) of the module."""
     infos: Dict[str, ClassInfo] = {}
     for cls in _classes(module.body):
-        info = ClassInfo([dotted_name(b) for b in cls.bases if dotted_name(b)])
+        bases = [dotted_name(b.value if isinstance(b, ast.Starred) else b) for b in cls.bases]
+        info = ClassInfo([b for b in bases if b])
         for statement in block(cls.body, cls):
             if isinstance(statement, FUNCTION_TYPES):
                 returned = annotation_class(statement.returns)
@@ -145,6 +148,20 @@ class _Span(NamedTuple):
     end_col_offset: int
 
 
+def plain_string(node: Optional[ast.AST]) -> Optional[str]:
+    """The value of a string written as one literal (``"email"``), not as implicitly
+    concatenated ones (``"em" "ail"``), which the readers of names have never taken."""
+    value = string_literal(node)
+    written = segment(node) if value is not None else None  # type: ignore[arg-type]
+    if written is None:
+        return value
+    try:
+        parts = sum(t.type == tokenize.STRING for t in tokenize.generate_tokens(io.StringIO(f"({written})").readline))
+    except (tokenize.TokenError, SyntaxError):
+        return value
+    return value if parts <= 1 else None
+
+
 def block(statements: Sequence[ast.stmt], header: Optional[ast.AST] = None) -> Sequence[ast.stmt]:
     """The statements of a body written as an indented block; none for a body written on its
     header's line (``def f(): return x``, ``class Meta: model = User``), which the readers of
@@ -152,10 +169,12 @@ def block(statements: Sequence[ast.stmt], header: Optional[ast.AST] = None) -> S
     starting on the header's first line is taken for one written on it."""
     if not statements:
         return statements
-    first = statements[0]
-    before = segment(_Span(first.lineno, 0, first.lineno, first.col_offset))
+    line, column = getattr(statements[0], "lineno", None), getattr(statements[0], "col_offset", None)
+    if line is None or column is None:
+        return statements  # built, not parsed (a function body the gate left out is ``pass``)
+    before = segment(_Span(line, 0, line, column))
     if before is None:
-        on_header = header is not None and first.lineno == getattr(header, "lineno", None)
+        on_header = header is not None and line == getattr(header, "lineno", None)
     else:
         on_header = bool(before.strip())
     return () if on_header else statements
