@@ -11,7 +11,7 @@ from keydrift.deepstack import RECURSION_LIMIT, call_with_deep_stack
 
 
 def deep(n: int) -> int:
-    # each level goes through a C call (map), as libcst's parser and visitors do
+    # each level goes through a C call (map), as recursion through CPython's parser or builtins does
     return 0 if n == 0 else 1 + sum(map(deep, [n - 1]))
 
 

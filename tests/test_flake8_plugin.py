@@ -25,7 +25,8 @@ FLAKE8_WITH_FAKE_ENGINE = textwrap.dedent("""\
     import keydrift.flake8_plugin as plugin
     from keydrift.types import Finding
 
-    def check_source(source, path, config):
+    def check_source(source, path, config, tree=None):
+        assert tree is not None  # flake8's tree: the plugin parses nothing itself
         found = [Finding("KD900", "KD900 cannot parse", path, 1, 0, 1)]
         for number, line in enumerate(source.splitlines(), 1):
             if ".create(" in line:
@@ -106,8 +107,9 @@ def checker(source, filename="app.py"):
 
 
 def test_results_are_flake8_tuples_and_kd9_is_dropped(monkeypatch):
-    def check_source(source, path, config):
+    def check_source(source, path, config, tree=None):
         assert source == "x = 1\n" and path == "app.py"
+        assert isinstance(tree, ast.Module) and isinstance(tree.body[0], ast.Assign)  # flake8's, not parsed again
         return [Finding("KD900", "cannot parse", path, 1, 0, 1),
                 Finding("KD101", "KD101 found", path, 3, 4, 5)]
     monkeypatch.setattr(flake8_plugin, "check_cached", check_source)
@@ -116,7 +118,7 @@ def test_results_are_flake8_tuples_and_kd9_is_dropped(monkeypatch):
 
 
 def test_an_engine_exception_does_not_escape(monkeypatch, capsys):
-    def explode(source, path, config):
+    def explode(source, path, config, tree=None):
         raise RuntimeError("boom")
     monkeypatch.setattr(flake8_plugin, "check_cached", explode)
     assert list(checker("x = 1\n").run()) == []
@@ -138,7 +140,7 @@ def test_config_follows_the_file_or_stdin_display_name(project, monkeypatch):
     (project / "pkg" / "pyproject.toml").write_text(
         "[tool.keydrift]\nexclude = ['gen']\n[tool.keydrift.per-file-ignores]\n'tests/*' = ['KD1']\n")
     monkeypatch.setattr(flake8_plugin, "check_cached",
-                        lambda source, path, config: [Finding("KD101", "KD101 x", path, 1, 0, 1)])
+                        lambda source, path, config, tree=None: [Finding("KD101", "KD101 x", path, 1, 0, 1)])
     assert list(checker("", "pkg/tests/t.py").run()) == []
     assert list(checker("", "pkg/gen/g.py").run()) == []
     assert len(list(checker("", "pkg/app.py").run())) == 1

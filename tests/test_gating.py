@@ -1,5 +1,5 @@
-"""The function gate: which function bodies libcst never sees, and the text it leaves (every kept
-line where it was, valid Python)."""
+"""The function gate: which function bodies the analysis never reads, the text it leaves (every kept
+line where it was, valid Python) and the tree the analysis reads instead."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from keydrift.analysis.gating import physical_lines, reduced_source
+from keydrift.analysis.gating import physical_lines, reduced_source, reduced_tree
 
 
 def reduce(source: str, module: str = "app.views", words=()) -> str:
@@ -103,3 +103,35 @@ def test_a_caller_of_an_imported_project_helper_is_kept_whatever_its_module_name
     kept = reduced_source(source, tree, "cases.one.feeds.discover", (), lambda name: name == "feeds.repo")
     assert kept == source
     assert reduced_source(source, tree, "cases.one.feeds.discover", (), lambda name: False) != source
+
+
+def _shape(tree: ast.AST) -> list:
+    """Every node's type and start, and where each ``pass`` ends (a blanked function keeps the end
+    CPython gave it in the whole text)."""
+    shape = []
+    for node in ast.walk(tree):
+        shape.append((type(node).__name__, getattr(node, "lineno", None), getattr(node, "col_offset", None)))
+        if isinstance(node, ast.Pass):
+            shape.append((node.end_lineno, node.end_col_offset))
+    return shape
+
+
+@pytest.mark.parametrize("source", [
+    "import logging\n\n@register(\n    'x')\ndef render(request, template):\n    \"\"\"Draw it.\"\"\"\n"
+    "    logging.info(template)\n\ndef lookup(url):\n    return Page.objects.get(url=url.lower())\n",
+    "def f(a):\r\n\tprint(a)\r\n\x0c\r\ndef g(u):\r\n\tPage.objects.get(url=u)\r\n",
+    "try:\n    def f(a):\n        print(a)\nexcept E:\n    def g(a):\n        'doc'\n        print(a)\n"
+    "else:\n    pass\nclass A:\n    if x:\n        async def h(self, q):\n            print(q)\n",
+    "match x:\n    case 1:\n        def h(q):\n            print(q)\n",
+    "def f(a): print(a)\n",
+])
+def test_the_reduced_tree_is_the_tree_of_the_reduced_text(source: str) -> None:
+    tree = ast.parse(source)
+    before = ast.dump(tree, include_attributes=True)
+    reduced = reduced_source(source, tree, "m")
+    analyzed, characters = reduced_tree(source, tree, "m")
+    assert ast.dump(tree, include_attributes=True) == before  # flake8's tree is shared: never changed
+    assert characters == len(reduced)
+    assert (analyzed is tree) == (reduced == source)
+    assert ast.dump(analyzed) == ast.dump(ast.parse(reduced))
+    assert _shape(analyzed) == _shape(ast.parse(reduced))

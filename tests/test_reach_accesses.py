@@ -3,19 +3,21 @@ project-wide registry pairs them): model forms, related objects saved through at
 
 from __future__ import annotations
 
-import libcst as cst
+import ast
 
 from keydrift.analysis.module import analyze
+from keydrift.analysis.tree import source_lines
 from keydrift.types import Config
 
 
 def accesses(source: str):
-    analysis = analyze(cst.parse_module(source), "app/forms.py", Config())
     found = []
-    for name in ["<module>", *analysis.units]:
-        for access in analysis.walker(name).accesses:
-            found.append((name, access.kind, access.entity, access.field, tuple(sorted(access.value.origins)),
-                          tuple(step.label for step in access.value.steps)))
+    with source_lines(source.splitlines(keepends=True)):  # the analysis of a module runs inside its lines
+        analysis = analyze(ast.parse(source), "app/forms.py", Config())
+        for name in ["<module>", *analysis.units]:
+            for access in analysis.walker(name).accesses:
+                found.append((name, access.kind, access.entity, access.field, tuple(sorted(access.value.origins)),
+                              tuple(step.label for step in access.value.steps)))
     return found
 
 

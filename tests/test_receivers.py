@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import threading
 
-import libcst as cst
 import pytest
 
 from keydrift.analysis import receivers
+from keydrift.analysis.tree import source_lines
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -16,17 +17,18 @@ from keydrift.analysis import receivers
     ("Repo | None", "Repo"), ("str", ""), ("List[Repo]", ""), ("Repo | Other", ""), ("'not a name!'", ""),
 ])
 def test_annotation_class(text, expected):
-    assert receivers.annotation_class(cst.parse_expression(text)) == expected
+    with source_lines([text]):
+        assert receivers.annotation_class(ast.parse(text, mode="eval").body) == expected
 
 
 def test_class_infos_read_init_assignments_annotations_and_accessors():
-    module = cst.parse_module(
-        "class Handler(Base, mixins.Audit):\n"
-        "    cache: Cache\n"
-        "    def __init__(self, hs: 'Server', repo):\n"
-        "        self.hs = hs\n        self.repo = Repo(repo)\n        self.count = 0\n"
-        "    def get_store(self) -> Store:\n        return self._store\n")
-    info = receivers.class_infos(module)["Handler"]
+    source = ("class Handler(Base, mixins.Audit):\n"
+              "    cache: Cache\n"
+              "    def __init__(self, hs: 'Server', repo):\n"
+              "        self.hs = hs\n        self.repo = Repo(repo)\n        self.count = 0\n"
+              "    def get_store(self) -> Store:\n        return self._store\n")
+    with source_lines(source.splitlines(keepends=True)):
+        info = receivers.class_infos(ast.parse(source))["Handler"]
     assert info.bases == ["Base", "mixins.Audit"]
     assert info.attributes == {"cache": "Cache", "hs": "Server", "repo": "Repo"}
     assert info.returns == {"get_store": "Store"}

@@ -73,7 +73,7 @@ def codes(findings: List[Finding]) -> List[str]:
 
 # --- 1. generated valid Python -----------------------------------------------------------
 
-# what CPython and libcst count as a line break (a lone \r too, unlike most editors)
+# what CPython counts as a line break (a lone \r too, unlike most editors)
 PYTHON_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
@@ -328,5 +328,5 @@ def test_flake8_reports_its_own_e999_for_what_it_cannot_parse(project: Path) -> 
 
 
 # Not here: a generated 100,000-line module (``def f{i}(u): return Page.objects.get(url=u)``).
-# check_source returns ([]) but takes ~45 s on an idle machine (~30 s in libcst's parse) and
-# ~75 s on a loaded one, which alone would exceed this file's time budget.
+# check_source returns ([]) but took ~45 s on an idle machine (~30 s in libcst's parse, before the
+# ast port) and ~75 s on a loaded one, which alone would exceed this file's time budget.

@@ -566,7 +566,7 @@ def _unique(paths: List[str]) -> List[str]:
 # --- rules, explain -------------------------------------------------------------------------
 
 def run_rules(args: argparse.Namespace) -> int:
-    from keydrift.rules import ALL_RULES  # the registry loads libcst: only for these commands
+    from keydrift.rules import ALL_RULES  # the registry loads the analysis: only for these commands
 
     name_width = max(len(rule.NAME) for rule in ALL_RULES)
     for rule in ALL_RULES:

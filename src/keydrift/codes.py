@@ -1,5 +1,5 @@
 """Selecting codes by prefix, as flake8 does. Kept apart from the rule registry so that
-configuration and the CLI's warm path do not import the rules (and libcst)."""
+configuration and the CLI's warm path do not import the rules (and the analysis)."""
 
 from __future__ import annotations
 

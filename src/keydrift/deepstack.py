@@ -1,6 +1,6 @@
 """Run the analysis on a thread whose C stack is deep enough for its recursion limit.
 
-The analysis recurses over syntax trees (libcst's parser and visitors, the value walker), and
+The analysis recurses over syntax trees (CPython's parser, the walkers, the value walker), and
 Python's recursion limit only bounds Python frames: code that recurses through C (a long chain
 of calls such as ``u.strip().strip()...``) can exhaust the main thread's C stack (8 MiB on Linux)
 before the limit is reached, and the process dies with a segmentation fault, taking a user's

@@ -1,17 +1,16 @@
 """The core: source text in, sorted findings out. Knows nothing of flake8, the CLI or output.
 
-Pipeline: decode -> textual prefilter -> libcst parse -> key-flow analysis (one pass per
-function, no metadata providers) -> rules filter the facts -> positions are resolved only for
-the nodes that appear in a finding.
+Pipeline: decode -> textual prefilter -> CPython's parse (or the tree flake8 has) -> function
+gate -> key-flow analysis (one pass per function) -> rules filter the facts -> positions are
+resolved only for the nodes that appear in a finding.
 """
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 from typing import Dict, List, Optional, Sequence, Tuple, Union
-
-import libcst as cst
 
 from keydrift.analysis.facts import RawFinding
 from keydrift.analysis.keyflow import ModuleFacts
@@ -21,7 +20,9 @@ from keydrift import budget as time_budget
 from keydrift.deepstack import call_with_deep_stack
 from keydrift.diskcache import digest
 from keydrift.analysis.imports import absolute_module, module_name_for
+from keydrift.analysis.gating import physical_lines
 from keydrift.analysis.project import ProjectIndex, project_index
+from keydrift.analysis.tree import source_lines
 from keydrift.config import called_name, import_root
 from keydrift.analysis.positions import resolve_positions
 from keydrift.analysis.receivers import called_database_methods
@@ -33,9 +34,11 @@ from keydrift.types import Config, Finding
 
 
 
-def check_source(source: Union[str, bytes], path: str, config: Optional[Config] = None) -> List[Finding]:
+def check_source(source: Union[str, bytes], path: str, config: Optional[Config] = None,
+                 tree: Optional[ast.Module] = None) -> List[Finding]:
     """Analyze one module's source. Never raises for bad input: a file that cannot be decoded
-    or parsed yields one KD900 finding, an analysis failure one KD901 finding."""
+    or parsed yields one KD900 finding, an analysis failure one KD901 finding. ``tree``:
+    CPython's tree of the source when the caller has one (flake8's), so it is not parsed again."""
     config = config or Config()
     try:
         with stage("decode"):
@@ -56,27 +59,22 @@ def check_source(source: Union[str, bytes], path: str, config: Optional[Config] 
     source_digest = digest(source if isinstance(source, bytes) else source.encode("utf-8", "surrogatepass"))
     try:
         with time_budget.budget():
-            return call_with_deep_stack(lambda: _check_text(text, source_digest, path, config, has_database))
+            return call_with_deep_stack(lambda: _check_text(text, source_digest, path, config, has_database, tree))
     except time_budget.BudgetExceeded:
         seconds = time_budget.SECONDS_PER_FILE
         return [_file_error(ANALYSIS_ERROR, path, f"could not analyze the file: it took longer than {seconds:g} s")]
     except RecursionError:
         return [_file_error(ANALYSIS_ERROR, path, "could not analyze the file: it is nested too deeply")]
-    except cst.ParserSyntaxError as exc:
-        # CPython, which parses first, accepted the file: valid Python that libcst cannot read
-        # (a backslash continuation before CRLF at the end of a file) is not analyzed, not broken
-        line = max(1, int(getattr(exc, "raw_line", 1) or 1))
-        return [_file_error(ANALYSIS_ERROR, path, f"could not analyze the file: libcst cannot parse it: "
-                                                  f"{_one_line(exc)}", line)]
     except Exception as exc:  # noqa: BLE001 - a bug in keydrift must not stop the run
         return [_file_error(ANALYSIS_ERROR, path, f"internal error while analyzing: {type(exc).__name__}: {exc}")]
 
 
-def check_source_recorded(source: Union[str, bytes], path: str, config: Config) -> Tuple[List[Finding], Dict[str, str]]:
+def check_source_recorded(source: Union[str, bytes], path: str, config: Config,
+                          tree: Optional[ast.Module] = None) -> Tuple[List[Finding], Dict[str, str]]:
     """``check_source``, and what its result depends on besides the source (for the results cache)."""
     project = project_index(config, use_cache=config.cache)
     with project.recording() as deps:
-        findings = check_source(source, path, config)
+        findings = check_source(source, path, config, tree)
     return findings, dict(deps)
 
 
@@ -111,14 +109,24 @@ def _mentions_normalizer(text: str, config: Config) -> bool:
     return any(called_name(name) in text for name in config.normalizers)
 
 
-def _check_text(text: str, source_digest: str, path: str, config: Config, has_database: bool) -> List[Finding]:
+def _check_text(text: str, source_digest: str, path: str, config: Config, has_database: bool,
+                tree: Optional[ast.Module] = None) -> List[Finding]:
     project, file, module_name, is_package = _locate(path, config)
     try:
-        module, tree = project.parse(file, source_digest, text, module_name)
+        module = project.parse(file, source_digest, text, module_name, tree)
     except SourceRejected as exc:
         if exc.beyond_limits:
             return [_file_error(ANALYSIS_ERROR, path, f"could not analyze the file: {exc}")]
         return [_file_error(PARSE_ERROR, path, f"cannot parse the file: {exc}", exc.line)]
+    lines = physical_lines(text)
+    with source_lines(lines):
+        return _analyze(module, lines, project, file, module_name, is_package, source_digest, path, config,
+                        has_database)
+
+
+def _analyze(module: ast.Module, lines: Sequence[str], project: ProjectIndex, file: str, module_name: str,
+             is_package: bool, source_digest: str, path: str, config: Config, has_database: bool) -> List[Finding]:
+    """Facts, rules and positions of a parsed module (inside ``source_lines`` of its ``lines``)."""
     raw: List[RawFinding] = []
     with project.module_frame(module_name, file, source_digest) as deps:
         with stage("analysis"):
@@ -131,11 +139,11 @@ def _check_text(text: str, source_digest: str, path: str, config: Config, has_da
                     raw.extend(rule().check(facts))
     with stage("index"):
         # the project registry and importers reuse this analysis instead of repeating it
-        project.adopt(module_name, file, source_digest, deps, analysis, tree)
+        project.adopt(module_name, file, source_digest, deps, analysis, module)
     if not raw:
         return []
     with stage("positions"):
-        findings = resolve_positions(module, raw, path)
+        findings = resolve_positions(module, lines, raw, path)
     return sorted(set(findings), key=Finding.sort_key)
 
 
@@ -189,11 +197,6 @@ def _from_import_modules(relative: str, names: str, module_name: str, is_package
 def _file_error(code: str, path: str, message: str, line: int = 1) -> Finding:
     return Finding(code=code, message=f"{code} {message}", path=path, line=line, col=0, end_line=line,
                    fingerprint=(code, message))
-
-
-def _one_line(exc: BaseException) -> str:
-    lines = [l.strip() for l in str(exc).splitlines() if l.strip()]
-    return lines[0] if lines else type(exc).__name__
 
 
 def check_sources(items: Sequence[tuple], config: Optional[Config] = None) -> List[Finding]:

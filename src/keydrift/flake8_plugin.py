@@ -1,4 +1,5 @@
-"""flake8 plugin: ``flake8 --select KD``. A thin adapter over ``engine.check_source``.
+"""flake8 plugin: ``flake8 --select KD``. A thin adapter over ``engine.check_source``, given the
+tree flake8 has parsed (the plugin parses nothing itself; the tree is read, never changed).
 
 flake8 applies its own select/ignore and ``# noqa``, but its noqa only covers the reported line
 (a multi-line call is not one line to it), so the plugin also drops findings with a ``# noqa``
@@ -40,7 +41,8 @@ class KeydriftChecker:
         cls.disable_noqa = bool(getattr(options, "disable_noqa", False))
 
     def __init__(self, tree: ast.AST, filename: str, lines: Sequence[str]) -> None:
-        # ``tree`` is unused (keydrift parses with libcst) but flake8 only runs tree plugins.
+        # flake8 parsed ``"".join(lines)``: the analysis reads that tree (shared with other plugins)
+        self.tree = tree if isinstance(tree, ast.Module) else None
         self.filename = filename
         self.lines = lines
 
@@ -71,7 +73,7 @@ class KeydriftChecker:
         if not stdin and is_excluded(self.filename, config):
             return []
         source = "".join(self.lines)
-        found = check_cached(source, self.filename, config)
+        found = check_cached(source, self.filename, config, self.tree)
         if not stdin:
             # the project registry's findings; one look at the project per flake8 process
             found = found + findings_for(self.filename, config, fresh=False)

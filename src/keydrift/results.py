@@ -7,31 +7,35 @@ the directories imports were looked up in (a module created there later changes 
 It is used only when all of them are unchanged, so a cached result is never stale. keydrift's
 own code is part of the key: an upgrade, or an edit while developing keydrift, starts afresh.
 
-This module imports no parser: a warm run never loads libcst.
+This module imports no parser: a warm run never loads the analysis.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
 
 from keydrift.diskcache import CACHE_DIRECTORY, DiskCache, code_fingerprint, digest, directory_mtime, file_digest
 from keydrift.types import Config, Finding, FixFacts, Location, Span
+
+if TYPE_CHECKING:
+    import ast
 
 # Results that depend on the machine's load or on a keydrift bug are not worth keeping.
 _UNCACHED_CODES = ("KD901",)
 
 
-def check_cached(source: Union[str, bytes], path: str, config: Config) -> List[Finding]:
+def check_cached(source: Union[str, bytes], path: str, config: Config, tree: "Optional[ast.Module]" = None) -> List[Finding]:
     """``engine.check_source`` through the results cache (when ``config.cache``). The file is
     analyzed under one spelling of its path (``./app/x.py`` is ``app/x.py``), so the CLI and the
-    flake8 plugin share entries; findings come back under the caller's spelling."""
+    flake8 plugin share entries; findings come back under the caller's spelling. ``tree``:
+    CPython's tree of ``source`` when the caller has one (flake8's), used on a miss."""
     spelled, path = path, _canonical(path)
     if not config.cache:
         from keydrift.engine import check_source
 
-        return _respelled(check_source(source, path, config), path, spelled)
+        return _respelled(check_source(source, path, config, tree), path, spelled)
     data = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
     cache = _cache_for(config)
     key = _entry_key(path, config, cache)
@@ -41,7 +45,7 @@ def check_cached(source: Union[str, bytes], path: str, config: Config) -> List[F
         return _respelled(found, path, spelled)
     from keydrift.engine import check_source_recorded
 
-    findings, deps = check_source_recorded(source, path, config)
+    findings, deps = check_source_recorded(source, path, config, tree)
     if not any(f.code in _UNCACHED_CODES for f in findings):
         cache.store(key, {"digest": source_digest, "deps": deps,
                           "findings": [_finding_to_json(f) for f in findings]})

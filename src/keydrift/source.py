@@ -1,5 +1,5 @@
 """Turning a file's bytes into text the way Python does. No parser: the CLI's warm path and
-``# noqa`` handling use it without loading libcst."""
+``# noqa`` handling use it without loading the analysis."""
 
 from __future__ import annotations
 

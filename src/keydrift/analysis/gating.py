@@ -1,6 +1,6 @@
 """Which functions deserve the expensive work: one walk over each function's CPython tree picks
-them, and the others are blanked out of the text libcst parses (a libcst parse and the key-flow
-walk cost about ten times CPython's parse, and most functions never touch a key).
+them, and the analysis reads the others as ``pass`` (the key-flow walk costs several times
+CPython's parse, and most functions never touch a key).
 
 A function is kept when it names database, normalization or transformation vocabulary
 (``vocabulary.KEY_*``, or a configured name), when it returns or yields something made from its
@@ -9,14 +9,16 @@ parameters (a caller may pass a key through it), when it calls a name imported f
 a helper passes keys through, a caller pairs two helpers' accesses). Module-level code and class
 bodies are always kept: constants, models and constraints live there. A function left out keeps
 its signature (callers still map their arguments); its body becomes ``pass`` on the body's first
-line and empty lines after it, so every kept line keeps its number and column.
+line (``reduced_tree``; ``reduced_source`` gives the same as text, with empty lines after it), so
+every kept line keeps its number and column.
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 from dataclasses import dataclass, field
-from typing import Callable, FrozenSet, Iterator, List, Optional, Sequence, Set
+from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 from keydrift.analysis.helpernames import helper_operation, is_runner_name
 from keydrift.timing import count
@@ -55,9 +57,44 @@ def reduced_source(text: str, tree: ast.Module, module_name: str = "", extra_wor
     """``text`` with the functions that cannot matter blanked out; ``text`` itself when none.
     ``is_project_module`` says whether an absolute import names a module of the project (the
     project index finds its file); without it, modules of this module's top package are."""
+    lines = physical_lines(text)
+    left_out = _left_out(text, tree, lines, module_name, extra_words, is_project_module)
+    if not left_out:
+        return text
+    for unit, start in left_out:
+        _blank(unit, start, lines)
+    return "".join(lines)
+
+
+def reduced_tree(text: str, tree: ast.Module, module_name: str = "", extra_words: Sequence[str] = (),
+                 is_project_module: Optional[Callable[[str], bool]] = None) -> Tuple[ast.Module, int]:
+    """The tree the analysis reads, and how many characters of code are left in it: the functions
+    ``reduced_source`` blanks keep their signature and get a body of one ``pass`` on the body's
+    first line (what the analysis read when it parsed the reduced text). ``tree`` itself is not
+    changed (flake8 shares it with other plugins): the functions left out and the statements
+    around them are copies, every other node is shared; ``tree`` itself when nothing is left out."""
+    lines = physical_lines(text)
+    left_out = _left_out(text, tree, lines, module_name, extra_words, is_project_module)
+    if not left_out:
+        return tree, len(text)
+    characters = len(text)
+    starts: Dict[int, int] = {}
+    for unit, start in left_out:
+        starts[id(unit.node)] = start
+        characters -= sum(len(lines[index]) for index in range(start - 1, unit.last))
+        first = lines[start - 1]
+        characters += len(first) - len(first.lstrip(" \t")) + len("pass") + len(_ending(first))
+        characters += sum(len(_ending(lines[index])) for index in range(start, unit.last))
+    return _rebuilt(tree, starts, lines), characters  # type: ignore[return-value]
+
+
+def _left_out(text: str, tree: ast.Module, lines: List[str], module_name: str, extra_words: Sequence[str],
+              is_project_module: Optional[Callable[[str], bool]]) -> List[Tuple[_Unit, int]]:
+    """The functions that cannot matter and can be blanked by whole lines, each with the first
+    line of its body."""
     units = list(_units(tree.body))
     if not units:
-        return text
+        return []
     top = module_name.split(".", 1)[0] if module_name else ""
     project_names = _project_imports(tree, is_project_module or (lambda name: bool(top) and name.split(".", 1)[0] == top))
     extra = frozenset(extra_words)
@@ -67,17 +104,49 @@ def reduced_source(text: str, tree: ast.Module, module_name: str = "", extra_wor
         unit.kept = _mentions_keys(unit.name, found, extra) or found.returns_parameter or bool(
             found.names & project_names)
     _keep_called(units, tree)
-    lines = physical_lines(text)
+    left_out = []
     blanked = 0
     for unit in units:
         start = 0 if unit.kept else _body_start(unit, lines)
         if start:
-            _blank(unit, start, lines)
+            left_out.append((unit, start))
             blanked += unit.last - start + 1
-    if not blanked:
-        return text
-    count("lines gated out", blanked)
-    return "".join(lines)
+    if blanked:
+        count("lines gated out", blanked)
+    return left_out
+
+
+def _rebuilt(node: ast.AST, starts: Dict[int, int], lines: List[str]) -> ast.AST:
+    """``node`` with the bodies of the functions in ``starts`` (id -> first body line) replaced by
+    ``pass``; copies only where something changed below. Follows ``_units``' way down."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        start = starts.get(id(node))
+        if start is None:
+            return node
+        first = lines[start - 1]
+        column = len(first) - len(first.lstrip(" \t"))
+        blank = copy.copy(node)
+        blank.body = [ast.Pass(lineno=start, col_offset=column, end_lineno=start, end_col_offset=column + 4)]
+        return blank
+    changed: Dict[str, Any] = {}
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(node, name, None)
+        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+            new_block = [_rebuilt(statement, starts, lines) for statement in block]
+            if any(new is not old for new, old in zip(new_block, block)):
+                changed[name] = new_block
+    for name in ("handlers", "cases"):
+        parts = getattr(node, name, None)
+        if parts:
+            new_parts = [_rebuilt(part, starts, lines) for part in parts]
+            if any(new is not old for new, old in zip(new_parts, parts)):
+                changed[name] = new_parts
+    if not changed:
+        return node
+    rebuilt = copy.copy(node)
+    for name, value in changed.items():
+        setattr(rebuilt, name, value)
+    return rebuilt
 
 
 def physical_lines(text: str) -> List[str]:

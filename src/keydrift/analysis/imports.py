@@ -9,11 +9,10 @@ dotted spelling (``"..c"``), which names no module.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 from typing import Iterator, Optional, Tuple
-
-import libcst as cst
 
 from keydrift.types import Config
 
@@ -74,24 +73,20 @@ def absolute_module(target: str, level: int, module_name: str, is_package: bool)
     return ".".join(base + ([target] if target else []))
 
 
-def cst_bindings(module: cst.Module, module_name: str = "", is_package: bool = False) -> Iterator[Bound]:
-    """What the top-level imports of a libcst module bind (``from x import *`` binds nothing)."""
-    from keydrift.analysis.values import dotted_name, last_name
-
+def bindings(module: ast.Module, module_name: str = "", is_package: bool = False) -> Iterator[Bound]:
+    """What the top-level imports of a module bind (``from x import *`` binds nothing)."""
     for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, cst.Import):
-                for alias in small.names:
-                    full = dotted_name(alias.name)
-                    local = last_name(alias.asname.name) if alias.asname is not None else full
-                    yield local, full, ""
-            elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
-                target = dotted_name(small.module) if small.module is not None else ""
-                base = absolute_module(target, len(small.relative), module_name, is_package)
-                if base is None:  # above the top package: kept as written, never a real module
-                    base = "." * len(small.relative) + target
-                for alias in small.names:
-                    symbol = dotted_name(alias.name)
-                    yield (last_name(alias.asname.name) if alias.asname is not None else symbol), base, symbol
+        if isinstance(statement, ast.Import):
+            for alias in statement.names:
+                yield (alias.asname if alias.asname is not None else alias.name), alias.name, ""
+        elif isinstance(statement, ast.ImportFrom) and not any(alias.name == "*" for alias in statement.names):
+            target = statement.module or ""
+            base = absolute_module(target, statement.level, module_name, is_package)
+            if base is None:  # above the top package: kept as written, never a real module
+                base = "." * statement.level + target
+            for alias in statement.names:
+                yield (alias.asname if alias.asname is not None else alias.name), base, alias.name
+
+
+# The name the readers used when the trees were libcst's.
+cst_bindings = bindings

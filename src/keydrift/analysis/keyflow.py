@@ -3,14 +3,16 @@ with the value each key had at that point; then pair reads and writes into misma
 
 from __future__ import annotations
 
+import ast
+import io
 import itertools
+import tokenize
 from contextlib import contextmanager, nullcontext
+from copy import deepcopy
 from dataclasses import dataclass, field, replace
-from typing import ContextManager, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import ContextManager, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
-import libcst as cst
-
-from keydrift.analysis.tree import child_nodes, walk
+from keydrift.analysis.tree import LOOP_TYPES, WITH_TYPES, child_nodes, is_true, parameters, segment, walk
 
 from keydrift.analysis import pairing
 from keydrift.analysis.models import Derivations, Rewrite, model_facts
@@ -45,9 +47,15 @@ VALIDATING_CONSTRUCTORS = frozenset({"model_validate", "parse_obj", "validate", 
                                      "parse_raw", "from_dict"})
 # Bases of classes that validate and coerce their input rather than store it.
 VALIDATION_BASES = frozenset({"BaseModel", "BaseSettings", "RootModel", "Schema", "Struct"})
-_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _COMPREHENSION_TYPES = frozenset(_COMPREHENSIONS)
-_NEW_SCOPES = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})
+_NEW_SCOPES = frozenset({ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+# Statements with bodies of their own (the rest are simple statements, libcst's "small" ones).
+_TRY_TYPES = tuple(t for t in (ast.Try, getattr(ast, "TryStar", None)) if t is not None)
+_MATCH_TYPE = getattr(ast, "Match", None)
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_COMPOUND = (ast.If, ast.While, *LOOP_TYPES, *WITH_TYPES, *_TRY_TYPES, *_DEFINITIONS,
+             *((_MATCH_TYPE,) if _MATCH_TYPE is not None else ()))
 _MAX_RESOLVE_DEPTH = 8
 # How a container is filled, and what creates an empty one.
 FILL_METHODS = frozenset({"append", "extend", "add", "appendleft"})
@@ -61,7 +69,7 @@ class Record:
 
     entity: str
     fields: Dict[str, Value]
-    pending: Dict[str, Tuple[Value, cst.CSTNode]] = field(default_factory=dict)
+    pending: Dict[str, Tuple[Value, ast.stmt]] = field(default_factory=dict)
 
     def copy(self) -> "Record":
         return Record(self.entity, dict(self.fields), dict(self.pending))
@@ -104,12 +112,12 @@ class ValidatedFields(dict):  # type: ignore[type-arg]
 @dataclass
 class State:
     values: Dict[str, Value] = field(default_factory=dict)
-    bound: Dict[str, cst.BaseExpression] = field(default_factory=dict)
+    bound: Dict[str, ast.expr] = field(default_factory=dict)
     records: Dict[str, Record] = field(default_factory=dict)
     instances: Dict[str, Instance] = field(default_factory=dict)
     # a list, set or dict bound to a name and filled statement by statement (``rows.append(x)``,
     # ``by_url[u] = M(url=u)``): the elements put in, for the batch write it is handed to
-    filled: Dict[str, Tuple[cst.BaseExpression, ...]] = field(default_factory=dict)
+    filled: Dict[str, Tuple[ast.expr, ...]] = field(default_factory=dict)
 
     def copy(self) -> "State":
         return State(dict(self.values), dict(self.bound),
@@ -139,7 +147,7 @@ def merge_states(before: State, first: State, second: State) -> State:
 class ModuleInfo:
     """Facts about the module gathered before any function is walked."""
 
-    constants: Dict[str, cst.BaseExpression] = field(default_factory=dict)
+    constants: Dict[str, ast.expr] = field(default_factory=dict)
     primary_keys: Dict[str, str] = field(default_factory=dict)
     # (entity, field) -> how the model rewrites the key whenever it is saved
     rewrites: Dict[Tuple[str, str], Rewrite] = field(default_factory=dict)
@@ -158,7 +166,7 @@ class ModuleInfo:
 class ModuleFacts:
     """Everything the rules read about one module."""
 
-    module: cst.Module
+    module: ast.Module
     path: str
     config: Config
     info: ModuleInfo
@@ -181,7 +189,7 @@ class FunctionWalker(Context):
         self.state = State()
         self.accesses: List[KeyAccess] = []
         # id(access node) -> its statement; shared by the module's walkers (helpers' accesses)
-        self.statement_of: Dict[int, cst.CSTNode] = getattr(analysis, "statement_of", {})
+        self.statement_of: Dict[int, ast.stmt] = getattr(analysis, "statement_of", {})
         self.consumed: Set[int] = set()
         self.chains: Dict[int, ChainInfo] = {}
         self.call_ids = itertools.count(1)
@@ -192,8 +200,8 @@ class FunctionWalker(Context):
         self.row_reads: List[KeyAccess] = []  # row fields used that are not keys (pairing.remote_identity)
         # payload copies (analysis/payloads.py): object name -> the copy of a remote mapping onto
         # it, until it is saved; copies of a parameter onto a parameter, for the summary
-        self.overwritten: Dict[str, Tuple[cst.CSTNode, Value, str]] = {}
-        self.copy_calls: Dict[int, Tuple[cst.CSTNode, Value, str]] = {}
+        self.overwritten: Dict[str, Tuple[ast.AST, Value, str]] = {}
+        self.copy_calls: Dict[int, Tuple[ast.AST, Value, str]] = {}
         self.param_copies: List[Tuple[Value, str]] = []
         self.extra_mismatches: List[Mismatch] = []
         self.if_ids = itertools.count(1)
@@ -206,7 +214,7 @@ class FunctionWalker(Context):
         fields.update({name: rec.fields for name, rec in self.state.records.items()})
         return Evaluator(self.state.values, fields, self.config.normalizers, self._returned_value)
 
-    def _returned_value(self, call: cst.Call, text: str) -> Optional[Value]:
+    def _returned_value(self, call: ast.Call, text: str) -> Optional[Value]:
         """What a call to a summarized function returns, in terms of its arguments. A database
         read returns stored records, not a transformation of its arguments."""
         if id(call) in self.chains or id(call) in self.consumed:
@@ -222,34 +230,35 @@ class FunctionWalker(Context):
             resolved, arguments = runner
         return self.analysis.returned_value(call, resolved, self, text, arguments)  # type: ignore[attr-defined]
 
-    def eval(self, node: cst.BaseExpression) -> Value:
+    def eval(self, node: ast.expr) -> Value:
         return self.evaluator().eval(node)
 
-    def eval_in_comprehension(self, comp: cst.BaseExpression, node: cst.BaseExpression) -> Value:
+    def eval_in_comprehension(self, comp: ast.expr, node: ast.expr) -> Value:
         with self._comprehension_scope(comp):
             return self.eval(node)
 
-    def comprehension(self, comp: Optional[cst.BaseExpression]) -> ContextManager[None]:
+    def comprehension(self, comp: Optional[ast.expr]) -> ContextManager[None]:
         return self._comprehension_scope(comp) if comp is not None else nullcontext()
 
-    def eval_element(self, node: cst.BaseExpression) -> Value:
+    def eval_element(self, node: ast.expr) -> Value:
         node = self.resolve(node)
-        if isinstance(node, cst.Subscript) and any(isinstance(e.slice, cst.Slice) for e in node.slice):
+        if isinstance(node, ast.Subscript) and _has_slice(node):
             return self.eval_element(node.value)  # ``urls[:10]``: a slice of the collection, same elements
-        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
             return self.eval_in_comprehension(node, node.elt)
-        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
-            values = [self.eval(e.value) for e in node.elements]
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            values = [self.eval(e) for e in _elements(node)]
             carriers = [v for v in values if v.origins]
             if not carriers:
                 return Value(frozenset(), (), code(node))
             return Value(frozenset().union(*(v.origins for v in carriers)), carriers[0].steps, code(node))
-        if isinstance(node, cst.Call) and last_name(node.func) in ("set", "list", "tuple", "frozenset", "sorted") and node.args:
-            return self.eval_element(node.args[0].value)
+        if isinstance(node, ast.Call) and last_name(node.func) in ("set", "list", "tuple", "frozenset", "sorted") \
+                and (node.args or node.keywords):
+            return self.eval_element(_call_args(node)[0][0])
         return element_of(self.eval(node))
 
-    def add(self, kind: str, key: Key, node: cst.CSTNode, role: str, call_id: int, via: str,
-            saves: bool = False, assigned_at: Optional[cst.CSTNode] = None) -> None:
+    def add(self, kind: str, key: Key, node: ast.AST, role: str, call_id: int, via: str,
+            saves: bool = False, assigned_at: Optional[ast.stmt] = None) -> None:
         target = (key.entity, key.field)
         model_rewrite, model_absorbs = self.model_key_facts(target)
         absorbs = key.absorbs | model_absorbs
@@ -276,99 +285,92 @@ class FunctionWalker(Context):
             return self.analysis.model_key_facts(target)  # type: ignore[attr-defined]
         return self.module.rewrites.get(target), self.module.field_absorbs.get(target, frozenset())
 
-    def string_value(self, node: cst.BaseExpression) -> Optional[str]:
+    def string_value(self, node: ast.expr) -> Optional[str]:
         node = self.resolve(node)
-        if isinstance(node, cst.SimpleString):
-            try:
-                value = node.evaluated_value
-            except Exception:  # noqa: BLE001 - odd prefixes
-                return None
-            return value if isinstance(value, str) else None
-        if isinstance(node, cst.ConcatenatedString):
-            left, right = self.string_value(node.left), self.string_value(node.right)
-            return left + right if left is not None and right is not None else None
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        if isinstance(node, ast.Constant):  # implicitly concatenated literals are one constant
+            return node.value if isinstance(node.value, str) else None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             left, right = self.string_value(node.left), self.string_value(node.right)
             return left + right if left is not None and right is not None else None
         return None
 
-    def resolve(self, node: cst.BaseExpression) -> cst.BaseExpression:
+    def resolve(self, node: ast.expr) -> ast.expr:
         for _ in range(_MAX_RESOLVE_DEPTH):
             node = self._filled_container(node)
-            if not isinstance(node, cst.Name):
+            if not isinstance(node, ast.Name):
                 return node
-            target = self.state.bound.get(node.value) or self.module.constants.get(node.value)
+            target = self.state.bound.get(node.id) or self.module.constants.get(node.id)
             if target is None:
                 return node
             node = target
         return node
 
-    def _filled_container(self, node: cst.BaseExpression) -> cst.BaseExpression:
+    def _filled_container(self, node: ast.expr) -> ast.expr:
         """A container filled element by element stands for a literal of its elements: a
         comprehension handed to ``extend`` as itself, else a list (``d.values()`` too)."""
         values_only = False
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not node.args \
-                and node.func.attr.value == "values":
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args \
+                and not node.keywords and node.func.attr == "values":
             node, values_only = node.func.value, True
-        if not isinstance(node, cst.Name) or node.value not in self.state.filled:
+        if not isinstance(node, ast.Name) or node.id not in self.state.filled:
             return node
-        elements = self.state.filled[node.value]
-        if self._is_dict(node.value):  # filled item by item: each element a one-item dict
-            items = [e for e in elements if isinstance(e, cst.Dict) and e.elements]
+        elements = self.state.filled[node.id]
+        if self._is_dict(node.id):  # filled item by item: each element a one-item dict
+            items = [e for e in elements if isinstance(e, ast.Dict) and e.keys]
             if values_only:
-                return cst.List([cst.Element(self._element_expression(i.elements[0].value)) for i in items])
-            bound = self.state.bound.get(node.value)
-            start = list(bound.elements) if isinstance(bound, cst.Dict) else []
-            return cst.Dict(start + [i.elements[0] for i in items])
+                return _list([self._element_expression(i.values[0]) for i in items])
+            bound = self.state.bound.get(node.id)
+            keys = list(bound.keys) if isinstance(bound, ast.Dict) else []
+            values = list(bound.values) if isinstance(bound, ast.Dict) else []
+            return ast.Dict(keys=keys + [i.keys[0] for i in items], values=values + [i.values[0] for i in items])
         if len(elements) == 1 and isinstance(elements[0], _COMPREHENSIONS):
             return elements[0]
-        return cst.List([cst.Element(self._element_expression(e)) for e in elements
-                         if not isinstance(e, _COMPREHENSIONS)])
+        return _list([self._element_expression(e) for e in elements if not isinstance(e, _COMPREHENSIONS)])
 
-    def _element_expression(self, node: cst.BaseExpression) -> cst.BaseExpression:
+    def _element_expression(self, node: ast.expr) -> ast.expr:
         """``rows.append(obj)`` after ``obj = M(...)``: the element is the constructor call."""
-        if isinstance(node, cst.Name) and node.value not in self.state.filled:
-            bound = self.state.bound.get(node.value)
-            if isinstance(bound, cst.Call):
+        if isinstance(node, ast.Name) and node.id not in self.state.filled:
+            bound = self.state.bound.get(node.id)
+            if isinstance(bound, ast.Call):
                 return bound
         return node
 
-    def fill(self, call: cst.Call) -> None:
+    def fill(self, call: ast.Call) -> None:
         """``rows.append(x)``, ``rows.extend([...])``, ``seen.add(x)``: remember the elements of a
         container bound to an empty or literal list/set/dict."""
         func = call.func
-        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
             return
-        name, method = func.value.value, func.attr.value
+        name, method = func.value.id, func.attr
         args = positional_args(call)
         if method not in FILL_METHODS or len(args) != 1 or not self._is_container(name):
             return
-        added: Tuple[cst.BaseExpression, ...] = (args[0],)
+        added: Tuple[ast.expr, ...] = (args[0],)
         if method == "extend":
             extended = self.resolve(args[0])
-            if isinstance(extended, (cst.List, cst.Tuple, cst.Set)):
-                added = tuple(e.value for e in extended.elements)
+            if isinstance(extended, (ast.List, ast.Tuple, ast.Set)):
+                added = tuple(_elements(extended))
             elif not isinstance(extended, _COMPREHENSIONS):
                 return
         self.state.filled[name] = self.state.filled.get(name, ()) + added
 
-    def fill_item(self, owner: str, key: cst.BaseExpression, value: cst.BaseExpression) -> None:
+    def fill_item(self, owner: str, key: ast.expr, value: ast.expr) -> None:
         """``by_url[u] = M(url=u)``: the dict's values are what a batch write gets."""
         if self._is_dict(owner):
-            self.state.filled[owner] = self.state.filled.get(owner, ()) + (cst.Dict([cst.DictElement(key, value)]),)
+            self.state.filled[owner] = self.state.filled.get(owner, ()) + (ast.Dict(keys=[key], values=[value]),)
 
     def _is_dict(self, name: str) -> bool:
         bound = self.state.bound.get(name)
-        return isinstance(bound, cst.Dict) or (
-            isinstance(bound, cst.Call) and last_name(bound.func) in DICT_CONSTRUCTORS)
+        return isinstance(bound, ast.Dict) or (
+            isinstance(bound, ast.Call) and last_name(bound.func) in DICT_CONSTRUCTORS)
 
     def _is_container(self, name: str) -> bool:
         if name in self.state.filled:
             return True
         bound = self.state.bound.get(name)
-        if isinstance(bound, (cst.List, cst.Set, cst.Dict)):
+        if isinstance(bound, (ast.List, ast.Set, ast.Dict)):
             return True
-        return isinstance(bound, cst.Call) and last_name(bound.func) in CONTAINER_CONSTRUCTORS
+        return isinstance(bound, ast.Call) and last_name(bound.func) in CONTAINER_CONSTRUCTORS
 
     def primary_key(self, entity: str) -> str:
         if self.analysis is not None:
@@ -407,39 +409,32 @@ class FunctionWalker(Context):
 
     # -- statements -----------------------------------------------------------------------
 
-    def walk(self, body: Sequence[cst.CSTNode]) -> None:
+    def walk(self, body: Sequence[ast.stmt]) -> None:
+        lines = _statement_lines(body)
         for statement in body:
             before = len(self.accesses)
             self.statement(statement)
-            self._note_statement(before, statement)
+            self._note_statement(before, lines.get(id(statement), statement))
 
-    def walk_suite(self, suite: cst.BaseSuite) -> None:
-        if isinstance(suite, cst.SimpleStatementSuite):
-            for small in suite.body:
-                before = len(self.accesses)
-                self.small_statement(small)
-                self._note_statement(before, small)
-        else:
-            self.walk(suite.body)
+    def walk_suite(self, suite: Sequence[ast.stmt]) -> None:
+        """A compound statement's body (a list of statements in ``ast``, however it is written)."""
+        self.walk(suite)
 
-    def _note_statement(self, before: int, statement: cst.CSTNode) -> None:
+    def _note_statement(self, before: int, statement: ast.stmt) -> None:
         """Remember the innermost statement of each new access: its line, for other modules."""
         for access in self.accesses[before:]:
             if access.node is not None:
                 self.statement_of.setdefault(id(access.node), statement)
 
-    def statement(self, node: cst.CSTNode) -> None:
+    def statement(self, node: ast.stmt) -> None:
         check_budget()
-        if isinstance(node, cst.SimpleStatementLine):
-            for small in node.body:
-                self.small_statement(small)
-        elif isinstance(node, cst.If):
-            self.branches(node.test, node.body, node.orelse)
-        elif isinstance(node, (cst.For,)):
+        if isinstance(node, ast.If):
+            self.branches(node.test, node.body, node.orelse, node.col_offset)
+        elif isinstance(node, LOOP_TYPES):
             self.scan(node.iter)
             self.forget_target(node.target)
-            if isinstance(node.target, cst.Name):
-                self.state.values[node.target.value] = self.loop_variable(node.target.value, node.iter)
+            if isinstance(node.target, ast.Name):
+                self.state.values[node.target.id] = self.loop_variable(node.target.id, node.iter)
             rows = self.rows_of(node.iter)
             if rows is not None:
                 self.bind_rows(node.target, rows, node.body, node.iter)
@@ -447,35 +442,36 @@ class FunctionWalker(Context):
             if copied is not None:
                 self.note_copy(copied)
             self.walk_suite(node.body)
-            if node.orelse is not None:
-                self.walk_suite(node.orelse.body)
-        elif isinstance(node, cst.While):
+            self.walk_suite(node.orelse)
+        elif isinstance(node, ast.While):
             self.scan(node.test)
             self.walk_suite(node.body)
-            if node.orelse is not None:
-                self.walk_suite(node.orelse.body)
-        elif isinstance(node, cst.With):
+            self.walk_suite(node.orelse)
+        elif isinstance(node, WITH_TYPES):
             for item in node.items:
-                self.scan(item.item)
-                if item.asname is not None:
-                    self.forget_target(item.asname.name)
-                    if isinstance(item.asname.name, cst.Name):  # with urlopen(u) as resp: resp is the result
-                        self.state.values[item.asname.name.value] = self.eval(item.item)
+                self.scan(item.context_expr)
+                if item.optional_vars is not None:
+                    self.forget_target(item.optional_vars)
+                    if isinstance(item.optional_vars, ast.Name):  # with urlopen(u) as resp: resp is the result
+                        self.state.values[item.optional_vars.id] = self.eval(item.context_expr)
             self.walk_suite(node.body)
-        elif isinstance(node, (cst.Try, cst.TryStar)):
+        elif isinstance(node, _TRY_TYPES):
             self.walk_suite(node.body)
             for handler in node.handlers:
                 self.walk_suite(handler.body)
             for extra in (node.orelse, node.finalbody):
-                if extra is not None:
-                    self.walk_suite(extra.body)
-        elif isinstance(node, cst.Match):
+                self.walk_suite(extra)
+        elif _MATCH_TYPE is not None and isinstance(node, _MATCH_TYPE):
             self.scan(node.subject)
             for case in node.cases:
                 self.walk_suite(case.body)
+        elif not isinstance(node, _DEFINITIONS):
+            self.small_statement(node)
 
-    def branches(self, test: cst.BaseExpression, body: cst.BaseSuite,
-                 orelse: Optional[cst.CSTNode]) -> None:
+    def branches(self, test: ast.expr, body: Sequence[ast.stmt], orelse: Sequence[ast.stmt],
+                 column: Optional[int] = None) -> None:
+        """An ``if`` (at ``column``) and its arms; an ``orelse`` that is one ``if`` at the same
+        column is an ``elif`` (one more arm), one indented deeper is an ``else`` block."""
         self.scan(test)
         statement = next(self.if_ids)
         before = self.state
@@ -486,10 +482,11 @@ class FunctionWalker(Context):
         first = self.state
         self.state = before.copy()
         start = len(self.accesses)
-        if isinstance(orelse, cst.If):
-            self.branches(orelse.test, orelse.body, orelse.orelse)
-        elif isinstance(orelse, cst.Else):
-            self.walk_suite(orelse.body)
+        elif_ = _elif(orelse, column)
+        if elif_ is not None:
+            self.branches(elif_.test, elif_.body, elif_.orelse, elif_.col_offset)
+        elif orelse:
+            self.walk_suite(orelse)
         self._mark_arm(start, (statement, 1))
         self.state = merge_states(before, first, self.state)
 
@@ -498,72 +495,74 @@ class FunctionWalker(Context):
             access = self.accesses[index]
             self.accesses[index] = replace(access, arms=(arm,) + access.arms)
 
-    def small_statement(self, node: cst.BaseSmallStatement) -> None:
-        if isinstance(node, cst.Assign):
+    def small_statement(self, node: ast.stmt) -> None:
+        if isinstance(node, ast.Assign):
             self.scan(node.value)
             for target in node.targets:
-                self.assign(target.target, node.value, node)
-        elif isinstance(node, cst.AnnAssign):
+                self.assign(target, node.value, node)
+        elif isinstance(node, ast.AnnAssign):
             if node.value is not None:
                 self.scan(node.value)
                 self.assign(node.target, node.value, node)
-        elif isinstance(node, cst.AugAssign):
+        elif isinstance(node, ast.AugAssign):
             self.scan(node.value)
-            if isinstance(node.target, cst.Name):
-                name = node.target.value
+            if isinstance(node.target, ast.Name):
+                name = node.target.id
                 current = self.eval(node.target)
                 self.state.values[name] = current.then(Step(FORMAT, "augmented assignment"), code(node))
                 self.state.bound.pop(name, None)
         else:
             for child in child_nodes(node):
-                if isinstance(child, cst.BaseExpression):
+                # ``raise E from cause``: libcst held the cause in a ``From`` node, never scanned
+                if isinstance(child, ast.expr) and not (isinstance(node, ast.Raise) and child is node.cause):
                     self.scan(child)
-            if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
                 self.fill(node.value)
-            if isinstance(node, cst.Return) and node.value is not None:
+            if isinstance(node, ast.Return) and node.value is not None:
                 self.returns.append(self.eval(node.value))
                 self.returned_rows.append(self.rows_of(node.value))
 
-    def assign(self, target: cst.BaseExpression, value: cst.BaseExpression, statement: cst.CSTNode) -> None:
-        if isinstance(target, cst.Name):
-            self.bind(target.value, value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            names = [e.value for e in target.elements]
+    def assign(self, target: ast.expr, value: ast.expr, statement: ast.stmt) -> None:
+        if isinstance(target, ast.Name):
+            self.bind(target.id, value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            names = _elements(target)
             for element in names:
                 self.forget_target(element)
             self.unpack_parts(names, value)
             chain = self.record_source(value)
-            if chain is not None and chain.single_record and names and isinstance(names[0], cst.Name):
-                self.state.records[names[0].value] = Record(chain.entity, {k.field: k.value for k in chain.lookups})
-        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
-            self.assign_field(target.value.value, target.attr.value, value, statement)
-        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Attribute):
+            if chain is not None and chain.single_record and names and isinstance(names[0], ast.Name):
+                self.state.records[names[0].id] = Record(chain.entity, {k.field: k.value for k in chain.lookups})
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+            self.assign_field(target.value.id, target.attr, value, statement)
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Attribute):
             owner = dotted_name(target.value)  # self.instance.user.email = v
-            entity = self.related_model(target.value.attr.value)
+            entity = self.related_model(target.value.attr)
             if owner and entity and owner not in self.state.records:
                 self.state.records[owner] = Record(entity, {})
             if owner:
-                self.assign_field(owner, target.attr.value, value, statement)
-        elif isinstance(target, cst.Subscript):
+                self.assign_field(owner, target.attr, value, statement)
+        elif isinstance(target, ast.Subscript):
             key = subscript_access(target, self)
             if key is not None:
                 self.add(WRITE, key, statement, STORE, next(self.call_ids), code(target))
-            elif isinstance(target.value, cst.Name) and len(target.slice) == 1 \
-                    and isinstance(target.slice[0].slice, cst.Index):
-                self.fill_item(target.value.value, target.slice[0].slice.value, value)
+            elif isinstance(target.value, ast.Name):
+                index = single_index(target)
+                if index is not None:
+                    self.fill_item(target.value.id, index, value)
 
-    def unpack_parts(self, targets: Sequence[cst.BaseExpression], value: cst.BaseExpression) -> None:
+    def unpack_parts(self, targets: Sequence[ast.expr], value: ast.expr) -> None:
         """``scheme, _, rest = url.partition("://")``: each name keeps a part of the key."""
         evaluated = self.eval(value)
         last = evaluated.steps[-1] if evaluated.steps else None
         if last is None or last.kind != PART or not last.label.endswith(")"):
             return
         for index, target in enumerate(targets):
-            if isinstance(target, cst.Name):
+            if isinstance(target, ast.Name):
                 step = Step(PART, f"{last.label}[{index}]", last.node)
-                self.state.values[target.value] = Value(evaluated.origins, evaluated.steps[:-1] + (step,), target.value)
+                self.state.values[target.id] = Value(evaluated.origins, evaluated.steps[:-1] + (step,), target.id)
 
-    def bind(self, name: str, value: cst.BaseExpression) -> None:
+    def bind(self, name: str, value: ast.expr) -> None:
         evaluated = self.eval(value)
         previous = self.state.bound.get(name)
         copy = self.copy_calls.get(id(_unwrap(value)))
@@ -582,109 +581,110 @@ class FunctionWalker(Context):
         if chain is not None and chain.single_record and chain.entity:
             self.state.records[name] = Record(chain.entity, {k.field: k.value for k in chain.lookups})
             self.state.values.pop(name, None)
-        elif isinstance(inner, cst.Call) and self._validated_mapping(inner) is not None:
+        elif isinstance(inner, ast.Call) and self._validated_mapping(inner) is not None:
             mapping = self._validated_mapping(inner)
-            self.state.instances[name] = Instance(last_name(inner.func) if not isinstance(inner.func, cst.Attribute)
+            self.state.instances[name] = Instance(last_name(inner.func) if not isinstance(inner.func, ast.Attribute)
                                                   else last_name(inner.func.value),
                                                   ValidatedFields(code(mapping), _short_call(inner)))  # type: ignore[arg-type]
-        elif isinstance(inner, cst.Call) and constructed_instances(inner) \
+        elif isinstance(inner, ast.Call) and constructed_instances(inner) \
                 and not self.is_validation_model(last_name(inner.func)):
             entity = last_name(inner.func)
             self.state.instances[name] = Instance(entity, {k: self.eval(v) for k, v in keyword_items(inner, self)})
-        elif isinstance(inner, cst.Attribute) and self.related_model(inner.attr.value):
+        elif isinstance(inner, ast.Attribute) and self.related_model(inner.attr):
             # ``user = self.instance.user``: a related record, saved through the variable
-            self.state.records[name] = Record(self.related_model(inner.attr.value), {})
+            self.state.records[name] = Record(self.related_model(inner.attr), {})
 
-    def _validated_mapping(self, call: cst.Call) -> Optional[cst.BaseExpression]:
+    def _validated_mapping(self, call: ast.Call) -> Optional[ast.expr]:
         """The mapping a validation model is built from: ``M.model_validate(data)``,
         ``M.parse_obj(data)``, ``M(**data)``."""
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value in VALIDATING_CONSTRUCTORS \
-                and self.is_validation_model(last_name(func.value)) and call.args and not call.args[0].star:
-            return call.args[0].value
-        if len(call.args) == 1 and call.args[0].star == "**" and self.is_validation_model(last_name(func)):
-            return call.args[0].value
+        args = _call_args(call)
+        if isinstance(func, ast.Attribute) and func.attr in VALIDATING_CONSTRUCTORS \
+                and self.is_validation_model(last_name(func.value)) and args and not args[0][1]:
+            return args[0][0]
+        if len(args) == 1 and args[0][1] == "**" and self.is_validation_model(last_name(func)):
+            return args[0][0]
         return None
 
-    def record_source(self, value: cst.BaseExpression) -> Optional[ChainInfo]:
+    def record_source(self, value: ast.expr) -> Optional[ChainInfo]:
         """The read chain a single record comes from: ``M.objects.get(...)``, or
         ``session.scalars(select(M).where(...)).first()`` / ``session.execute(stmt).scalar_one()``."""
         inner = _unwrap(value)
         chain = self.chains.get(id(inner))
-        if chain is not None or not isinstance(inner, cst.Call):
+        if chain is not None or not isinstance(inner, ast.Call):
             return chain
         func = inner.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value in django.SINGLE_RECORD_METHODS):
+        if not (isinstance(func, ast.Attribute) and func.attr in django.SINGLE_RECORD_METHODS):
             return None
         receiver = _unwrap(func.value)
-        if isinstance(receiver, cst.Call) and receiver.args:
-            statement = _unwrap(self.resolve(receiver.args[0].value))
+        if isinstance(receiver, ast.Call) and (receiver.args or receiver.keywords):
+            statement = _unwrap(self.resolve(_call_args(receiver)[0][0]))
             found = self.chains.get(id(statement))
             if found is not None and found.lookups:
                 return ChainInfo(found.entity, found.lookups, single_record=True)
         return None
 
-    def assign_field(self, owner: str, field_name: str, value: cst.BaseExpression, statement: cst.CSTNode) -> None:
+    def assign_field(self, owner: str, field_name: str, value: ast.expr, statement: ast.stmt) -> None:
         evaluated = self.eval(value)
         if owner in self.state.records:
             self.state.records[owner].pending[field_name] = (evaluated, statement)
         elif owner in self.state.instances:
             self.state.instances[owner].fields[field_name] = evaluated
 
-    def forget_target(self, target: cst.BaseExpression) -> None:
-        if isinstance(target, cst.Name):
-            self.state.forget(target.value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self.forget_target(element.value)
-        elif isinstance(target, cst.StarredElement):
+    def forget_target(self, target: ast.expr) -> None:
+        if isinstance(target, ast.Name):
+            self.state.forget(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self.forget_target(element)
+        elif isinstance(target, ast.Starred):
             self.forget_target(target.value)
 
     # -- expressions ----------------------------------------------------------------------
 
-    def scan(self, node: cst.CSTNode) -> None:
+    def scan(self, node: ast.AST) -> None:
         """Find the database calls in an expression and report their accesses."""
-        node_type = type(node)  # exact types: isinstance() on libcst's abstract classes is slow
-        if node_type is cst.Lambda:
+        node_type = type(node)
+        if node_type is ast.Lambda:
             self.lambda_body(node)  # type: ignore[arg-type]
             return
         if node_type in _NEW_SCOPES:
             return
-        if node_type is cst.Subscript:
+        if node_type is ast.Subscript:
             self.store_read(node)  # type: ignore[arg-type]
-        elif node_type is cst.Comparison:
+        elif node_type is ast.Compare:
             self.membership_read(node)  # type: ignore[arg-type]
         recognized: Optional[ChainInfo] = None
-        if node_type is cst.Call and id(node) not in self.consumed:
+        if node_type is ast.Call and id(node) not in self.consumed:
             info = self.configured_table_call(node) or recognize(node, self, next(self.call_ids))  # type: ignore[arg-type]
             if info is not None:
                 self.consumed |= info.calls
                 self.chains[id(node)] = info
                 recognized = info
             else:
-                self.call_summary(node)
-                self.persist(node)
+                self.call_summary(node)  # type: ignore[arg-type]
+                self.persist(node)  # type: ignore[arg-type]
                 copied = update_copy(node)  # type: ignore[arg-type]
                 if copied is not None:
                     self.note_copy(copied)
         if node_type in _COMPREHENSION_TYPES:
-            with self._comprehension_scope(node):
-                for child in child_nodes(node):
+            with self._comprehension_scope(node):  # type: ignore[arg-type]
+                for child in _source_children(node):
                     self.scan(child)
             return
-        for child in child_nodes(node):
+        for child in _source_children(node):
             self.scan(child)
         if recognized is not None:  # after the arguments: a subquery in them is known by then
             self.note_rows(node, recognized)  # type: ignore[arg-type]
 
-    def configured_table_call(self, call: cst.Call) -> Optional[ChainInfo]:
+    def configured_table_call(self, call: ast.Call) -> Optional[ChainInfo]:
         """A call of a ``[tool.keydrift] tables`` helper: its table and dicts where configured."""
         if self.analysis is None:
             return None
         entry = self.analysis.configured_table(call)  # type: ignore[attr-defined]
         if entry is None:
             return None
-        def argument(where: object) -> Optional[cst.BaseExpression]:
+        def argument(where: object) -> Optional[ast.expr]:
             return self.analysis.configured_argument(call, where, self)  # type: ignore[attr-defined]
         table = entry.fixed_table
         if not table:
@@ -697,57 +697,56 @@ class FunctionWalker(Context):
         info.calls = {id(call)}
         return info
 
-    def lambda_body(self, node: cst.Lambda) -> None:
+    def lambda_body(self, node: ast.Lambda) -> None:
         """A lambda handed to a cache wrapper or a runner (``get_or_set(k, lambda: load(u))``)
         runs with the values around it; its own parameters are unknown."""
         saved = self.state
         self.state = saved.copy()
-        params = node.params
-        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-            self.state.forget(param.name.value)
-        for extra in (params.star_arg, params.star_kwarg):
-            if isinstance(extra, cst.Param):
-                self.state.forget(extra.name.value)
+        for param in parameters(node):
+            self.state.forget(param.arg)
+        for extra in (node.args.vararg, node.args.kwarg):
+            if extra is not None:
+                self.state.forget(extra.arg)
         try:
             self.scan(node.body)
         finally:
             self.state = saved
 
-    def store_read(self, node: cst.Subscript) -> None:
+    def store_read(self, node: ast.Subscript) -> None:
         key = subscript_access(node, self)
         if key is not None:
             self.add(READ, key, node, LOOKUP, next(self.call_ids), code(node))
 
     # -- rows of queries ------------------------------------------------------------------
 
-    def note_rows(self, call: cst.Call, info: ChainInfo) -> None:
+    def note_rows(self, call: ast.Call, info: ChainInfo) -> None:
         """Remember the rows a recognized query returns (and a cursor's, after its execute)."""
         rows: Optional[RowSource] = None
         if is_execute(call):
             args = positional_args(call)
             text = self.string_value(args[0]) if args else None
             rows = sql_rows(text) if text else None
-            if rows is not None and isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name):
-                self.cursor_rows[call.func.value.value] = rows
+            if rows is not None and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name):
+                self.cursor_rows[call.func.value.id] = rows
         elif not info.single_record:
             rows = chain_rows(call, info.entity, self)
         if rows is not None:
             self.row_sources[id(call)] = rows
 
-    def rows_of(self, iterable: cst.BaseExpression) -> Optional[RowSource]:
+    def rows_of(self, iterable: ast.expr) -> Optional[RowSource]:
         for node in row_calls(iterable, self.resolve):
             found = self.row_sources.get(id(node))
-            if found is None and isinstance(node, cst.Name):
-                found = self.cursor_rows.get(node.value)
-            if found is None and isinstance(node, (cst.List, cst.Tuple)):
-                found = self._element_rows([e.value for e in node.elements])
+            if found is None and isinstance(node, ast.Name):
+                found = self.cursor_rows.get(node.id)
+            if found is None and isinstance(node, (ast.List, ast.Tuple)):
+                found = self._element_rows(_elements(node))
             if found is None:
                 found = self._returned_rows(node)
             if found is not None:
                 return found
         return None
 
-    def _element_rows(self, elements: Sequence[cst.BaseExpression]) -> Optional[RowSource]:
+    def _element_rows(self, elements: Sequence[ast.expr]) -> Optional[RowSource]:
         """A list filled with rows of one loop (``found.append(row)``) or with one field of
         them (``urls.append(row["url"])``): rows, or one column of them."""
         found: Optional[RowSource] = None
@@ -758,38 +757,39 @@ class FunctionWalker(Context):
             found = rows
         return found
 
-    def _element_row(self, element: cst.BaseExpression) -> Optional[RowSource]:
-        if isinstance(element, cst.Name):
-            return self.row_vars.get(element.value)
-        owner = element.value if isinstance(element, (cst.Attribute, cst.Subscript)) else None
-        if not isinstance(owner, cst.Name) or owner.value not in self.row_vars:
+    def _element_row(self, element: ast.expr) -> Optional[RowSource]:
+        if isinstance(element, ast.Name):
+            return self.row_vars.get(element.id)
+        owner = element.value if isinstance(element, (ast.Attribute, ast.Subscript)) else None
+        if not isinstance(owner, ast.Name) or owner.id not in self.row_vars:
             return None
-        column = _row_field(element, owner.value, self.row_vars[owner.value])
+        column = _row_field(element, owner.id, self.row_vars[owner.id])
         if column is None:
             return None
         return RowSource(column[0], (column,), (column[1],), True)
 
-    def projection(self, node: cst.BaseExpression) -> Optional[Tuple[str, str]]:
+    def projection(self, node: ast.expr) -> Optional[Tuple[str, str]]:
         for inner in row_calls(node, self.resolve):
-            if isinstance(inner, (cst.SetComp, cst.ListComp, cst.GeneratorExp)):
+            if isinstance(inner, (ast.SetComp, ast.ListComp, ast.GeneratorExp)):
                 return self._comprehension_projection(inner)
             rows = self.row_sources.get(id(inner)) or self._returned_rows(inner)
             if rows is not None:
                 return rows.single()
         return None
 
-    def _returned_rows(self, node: cst.BaseExpression) -> Optional[RowSource]:
+    def _returned_rows(self, node: ast.expr) -> Optional[RowSource]:
         """The rows a summarized function returns (``done = audited_urls()``)."""
-        if not isinstance(node, cst.Call) or self.analysis is None:
+        if not isinstance(node, ast.Call) or self.analysis is None:
             return None
         resolved = self.analysis.resolve(node, self)  # type: ignore[attr-defined]
         return resolved.summary.rows if resolved is not None and resolved.deferred is None else None
 
-    def _comprehension_projection(self, comp: cst.BaseExpression) -> Optional[Tuple[str, str]]:
+    def _comprehension_projection(self, comp: ast.expr) -> Optional[Tuple[str, str]]:
         """``{r.url for r in Result.objects.all()}``, ``{row[0] for row in cur.fetchall()}``."""
-        clause = comp.for_in  # type: ignore[attr-defined]
-        if clause.inner_for_in is not None:
+        generators = comp.generators  # type: ignore[attr-defined]
+        if len(generators) != 1:
             return None
+        clause = generators[0]
         rows = self.rows_of(clause.iter)
         if rows is None:
             return None
@@ -797,17 +797,17 @@ class FunctionWalker(Context):
         element = code(comp.elt)  # type: ignore[attr-defined]
         return next((column for text, column in uses if text == element), None)
 
-    def bind_rows(self, target: cst.BaseExpression, rows: RowSource, body: cst.CSTNode,
-                  anchor: cst.BaseExpression) -> None:
+    def bind_rows(self, target: ast.expr, rows: RowSource, body: Sequence[ast.stmt],
+                  anchor: ast.expr) -> None:
         """A loop over query rows: each key field of the row the body uses was read by the
         row's own value (and so was every column the query compared it with)."""
-        if isinstance(target, cst.Name):
-            self.row_vars[target.value] = rows
+        if isinstance(target, ast.Name):
+            self.row_vars[target.id] = rows
             if rows.records and is_model_name(rows.entity):
-                self.state.records[target.value] = Record(rows.entity, {})
-        for text, column in _row_uses(target, rows, [body]):
+                self.state.records[target.id] = Record(rows.entity, {})
+        for text, column, used in _row_use_nodes(target, rows, body):
             partners = rows.partners(column)
-            value = self._row_value(text)
+            value = self._row_value(used)
             if not partners and natural_key_kind(column[1]) is None:
                 # a job id, a status, a date: not a key the row is stored under, only how it was selected
                 self.row_reads.append(KeyAccess(READ, column[0], column[1], value, anchor, LOOKUP,
@@ -816,30 +816,28 @@ class FunctionWalker(Context):
             for entity, field_name in [column] + partners:
                 self.add(READ, Key(entity, field_name, value), anchor, LOOKUP, next(self.call_ids), code(anchor))
 
-    def _row_value(self, text: str) -> Value:
+    def _row_value(self, node: ast.expr) -> Value:
         """A row's field as the body will evaluate it (``row.url`` is a field of what ``row``
-        is bound to), so the row's read and the body's uses of it are one value."""
-        try:
-            return self.eval(cst.parse_expression(text))
-        except cst.ParserSyntaxError:
-            return fresh(text)
+        is bound to), so the row's read and the body's uses of it are one value. (libcst's
+        walker re-parsed the use's text; the use itself is the same expression.)"""
+        return self.eval(node)
 
-    def membership_read(self, node: cst.Comparison) -> None:
+    def membership_read(self, node: ast.Compare) -> None:
         """``key in cache`` reads the store."""
-        if len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn)):
+        if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.In, ast.NotIn)):
             return
-        store = node.comparisons[0].comparator
+        store = node.comparators[0]
         column = self.projection(store)
         if column is not None:  # ``url in done`` where done = set(Result.objects.values_list("url"))
             self.add(READ, Key(column[0], column[1], self.eval(node.left)), node, LOOKUP, next(self.call_ids),
                      code(node))
         elif is_store(store, self):
-            subscript = cst.Subscript(store, [cst.SubscriptElement(cst.Index(node.left))])
+            subscript = ast.Subscript(value=store, slice=node.left, ctx=ast.Load())
             key = subscript_access(subscript, self)
             if key is not None:
                 self.add(READ, key, node, LOOKUP, next(self.call_ids), code(node))
 
-    def call_summary(self, call: cst.Call) -> None:
+    def call_summary(self, call: ast.Call) -> None:
         """A call to a summarized function makes the accesses the function makes; a call to a
         configured reader or writer wrapper is a read or write by its key parameter."""
         if self.analysis is None:
@@ -876,15 +874,15 @@ class FunctionWalker(Context):
     def note_copy(self, copied: Copy) -> None:
         """Every key of a mapping assigned onto an object: remembered until the object is saved
         when the mapping came over the network, kept for the summary when both are parameters."""
-        if not isinstance(copied.target, cst.Name):
+        if not isinstance(copied.target, ast.Name):
             return
         mapping = self.eval(copied.mapping)
         if is_remote(mapping.steps):
-            self.overwritten[copied.target.value] = (copied.node, mapping, "")
+            self.overwritten[copied.target.id] = (copied.node, mapping, "")
         elif mapping.origins:
-            self.param_copies.append((mapping, copied.target.value))
+            self.param_copies.append((mapping, copied.target.id))
 
-    def copies_in_call(self, call: cst.Call, resolved: object) -> None:
+    def copies_in_call(self, call: ast.Call, resolved: object) -> None:
         """A call to a function that copies a parameter mapping onto a parameter object."""
         for mapping_expr, target in self.analysis.copied_arguments(call, resolved):  # type: ignore[attr-defined]
             mapping = self.eval(mapping_expr)
@@ -892,10 +890,10 @@ class FunctionWalker(Context):
                 continue
             copy = (call, mapping, resolved.label)  # type: ignore[attr-defined]
             self.copy_calls[id(call)] = copy
-            if isinstance(target, cst.Name):
-                self.overwritten[target.value] = copy
+            if isinstance(target, ast.Name):
+                self.overwritten[target.id] = copy
 
-    def save_overwritten(self, name: str, call: cst.Call) -> None:
+    def save_overwritten(self, name: str, call: ast.Call) -> None:
         """``obj.save()`` after a remote mapping was copied onto obj: its key came from the payload."""
         copy = self.overwritten.pop(name, None)
         if copy is None:
@@ -909,33 +907,33 @@ class FunctionWalker(Context):
         write = KeyAccess(WRITE, entity or name, key, mapping, call, STORE, via=code(call), function=self.function)
         self.extra_mismatches.append(Mismatch("payload-copy", read, write))
 
-    def persist(self, call: cst.Call) -> None:
+    def persist(self, call: ast.Call) -> None:
         """``obj.save()``, ``session.add(obj)``, ``session.commit()``: pending key changes are written."""
         func = call.func
-        if not isinstance(func, cst.Attribute):
+        if not isinstance(func, ast.Attribute):
             return
-        method = func.attr.value
+        method = func.attr
         receiver = func.value
-        if method in django.SAVE_METHODS and isinstance(receiver, cst.Name):
-            self.save_variable(receiver.value, call)
-            self.save_overwritten(receiver.value, call)
-        elif method in django.SAVE_METHODS and isinstance(receiver, cst.Attribute):
+        if method in django.SAVE_METHODS and isinstance(receiver, ast.Name):
+            self.save_variable(receiver.id, call)
+            self.save_overwritten(receiver.id, call)
+        elif method in django.SAVE_METHODS and isinstance(receiver, ast.Attribute):
             owner = dotted_name(receiver)
             if owner in self.state.records:
                 self.save_variable(owner, call)
         elif method in sqla.ADD_METHODS or method in sqla.ADD_ALL_METHODS:
             for arg in positional_args(call):
-                elements = arg.elements if isinstance(arg, (cst.List, cst.Tuple)) else ()
-                for item in [arg] + [e.value for e in elements]:
-                    if isinstance(item, cst.Name):
-                        self.save_variable(item.value, call)
-                        self.save_overwritten(item.value, call)
+                elements = _elements(arg) if isinstance(arg, (ast.List, ast.Tuple)) else []
+                for item in [arg] + elements:
+                    if isinstance(item, ast.Name):
+                        self.save_variable(item.id, call)
+                        self.save_overwritten(item.id, call)
         if method in sqla.FLUSH_METHODS:
             for name, record in self.state.records.items():
                 if record.pending:
                     self.save_variable(name, call)
 
-    def save_variable(self, name: str, call: cst.Call) -> None:
+    def save_variable(self, name: str, call: ast.Call) -> None:
         call_id = next(self.call_ids)
         via = code(call)
         record = self.state.records.get(name)
@@ -949,26 +947,24 @@ class FunctionWalker(Context):
             for field_name, value in instance.fields.items():
                 self.add(WRITE, Key(instance.entity, field_name, value), call, STORE, call_id, via, saves=True)
 
-    def loop_variable(self, name: str, iterable: cst.BaseExpression) -> Value:
+    def loop_variable(self, name: str, iterable: ast.expr) -> Value:
         """``for u in urls``: u is an element of ``urls`` (its own origin only when the iterable
         carries none: a name reused by two loops over two collections is two values)."""
         element = self.eval_element(iterable)
         return Value(element.origins or frozenset({name}), element.steps, name)
 
     @contextmanager
-    def _comprehension_scope(self, comp: cst.BaseExpression) -> Iterator[None]:
+    def _comprehension_scope(self, comp: ast.expr) -> Iterator[None]:
         values = self.state.values
         saved: Dict[str, Optional[Value]] = {}
-        clause = getattr(comp, "for_in", None)
-        while clause is not None:
-            single = clause.target.value if isinstance(clause.target, cst.Name) else None
+        for clause in getattr(comp, "generators", ()):
+            single = clause.target.id if isinstance(clause.target, ast.Name) else None
             element = self.loop_variable(single, clause.iter) if single else None
             for name in _target_names(clause.target):
                 saved.setdefault(name, values.get(name))
                 values.pop(name, None)
             if single and element is not None:
                 values[single] = element
-            clause = clause.inner_for_in
         try:
             yield
         finally:
@@ -979,68 +975,73 @@ class FunctionWalker(Context):
                     values[name] = value
 
 
-def _row_uses(target: cst.BaseExpression, rows: RowSource, scope: Sequence[cst.CSTNode]
+def _row_uses(target: ast.expr, rows: RowSource, scope: Sequence[ast.AST]
               ) -> List[Tuple[str, Tuple[str, str]]]:
     """(expression text, column) for each row value used: the loop variable itself when each
     row is one value, the names of an unpacked row by position, ``row.f``, ``row["f"]`` and
     ``row[0]`` in ``scope``."""
-    if isinstance(target, (cst.Tuple, cst.List)):
-        found = [(e.value.value, rows.by_index(i)) for i, e in enumerate(target.elements)
-                 if isinstance(e.value, cst.Name)]
-        return [(t, c) for t, c in found if c is not None]
-    if not isinstance(target, cst.Name):
+    return [(text, column) for text, column, _ in _row_use_nodes(target, rows, scope)]
+
+
+def _row_use_nodes(target: ast.expr, rows: RowSource, scope: Sequence[ast.AST]
+                   ) -> List[Tuple[str, Tuple[str, str], ast.expr]]:
+    """``_row_uses`` with the expression of each use (its first occurrence)."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        found = [(e.id, rows.by_index(i), e) for i, e in enumerate(_elements(target)) if isinstance(e, ast.Name)]
+        return [(t, c, e) for t, c, e in found if c is not None]
+    if not isinstance(target, ast.Name):
         return []
     if rows.flat:
         single = rows.single()
-        return [(target.value, single)] if single is not None else []
-    uses: Dict[str, Tuple[str, str]] = {}
+        return [(target.id, single, target)] if single is not None else []
+    uses: Dict[str, Tuple[Tuple[str, str], ast.expr]] = {}
     for root in scope:
-        for node in walk(root):
-            column = _row_field(node, target.value, rows)
+        for node in _source_walk(root):
+            column = _row_field(node, target.id, rows)
             if column is not None:
-                uses.setdefault(code(node), column)
-    return list(uses.items())
+                uses.setdefault(code(node), (column, node))  # type: ignore[arg-type]
+    return [(text, column, node) for text, (column, node) in uses.items()]
 
 
-def _row_field(node: cst.CSTNode, name: str, rows: RowSource) -> Optional[Tuple[str, str]]:
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == name:
-        return rows.by_name(node.attr.value)
-    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value == name \
-            and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
-        index = node.slice[0].slice.value
-        if isinstance(index, cst.SimpleString):
-            key = index.evaluated_value
-            return rows.by_name(key) if isinstance(key, str) else None
-        if isinstance(index, cst.Integer):
-            return rows.by_index(int(index.value))
+def _row_field(node: ast.AST, name: str, rows: RowSource) -> Optional[Tuple[str, str]]:
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name:
+        return rows.by_name(node.attr)
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name:
+        index = single_index(node)
+        if isinstance(index, ast.Constant) and isinstance(index.value, str):
+            return rows.by_name(index.value)
+        if isinstance(index, ast.Constant) and isinstance(index.value, int) and not isinstance(index.value, bool):
+            return rows.by_index(index.value)
     return None
 
 
-def _short_call(call: cst.Call) -> str:
+def _short_call(call: ast.Call) -> str:
     text = code(call)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _mentions(node: cst.CSTNode, name: str) -> bool:
+def _mentions(node: ast.AST, name: str) -> bool:
     """Whether the expression uses the variable ``name`` (``session.query(M)`` names an
-    attribute ``query`` and a keyword is a parameter name: neither is a use)."""
-    skipped = {id(n.attr) for n in walk(node) if isinstance(n, cst.Attribute)}
-    skipped |= {id(n.keyword) for n in walk(node) if isinstance(n, cst.Arg) and n.keyword is not None}
-    return any(isinstance(n, cst.Name) and n.value == name and id(n) not in skipped for n in walk(node))
+    attribute ``query`` and a keyword is a parameter name: neither is a use; a lambda's
+    parameter of that name counts, as it did when parameters were names)."""
+    return any((isinstance(n, ast.Name) and n.id == name) or (isinstance(n, ast.arg) and n.arg == name)
+               for n in walk(node))
 
 
-def _refined(value: cst.BaseExpression, name: str, previous: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
+def _refined(value: ast.expr, name: str, previous: Optional[ast.expr]) -> Optional[ast.expr]:
     """``q = q.filter_by(email=e)`` with ``q`` bound to ``session.query(M)``: the whole chain
     ``session.query(M).filter_by(email=e)``, so a later ``q.first()`` reads with its criteria."""
-    if not isinstance(previous, cst.Call):
+    if not isinstance(previous, ast.Call):
         return None
     inner = _unwrap(value)
-    if not isinstance(inner, cst.Call):
+    if not isinstance(inner, ast.Call):
         return None
     base, links = unchain(inner)
-    if not (isinstance(base, cst.Name) and base.value == name) or not links:
+    if not (isinstance(base, ast.Name) and base.id == name) or not links:
         return None
-    return inner.deep_replace(base, previous)  # type: ignore[return-value]
+    # a fresh copy of the chain with ``previous`` (itself, not a copy) in place of the name, as
+    # libcst's deep_replace made; the copied nodes keep their positions
+    return deepcopy(inner, {id(base): previous})
 
 
 def element_of(value: Value) -> Value:
@@ -1048,58 +1049,196 @@ def element_of(value: Value) -> Value:
     return Value(frozenset(f"{o}[*]" for o in value.origins), value.steps, value.text)
 
 
-def _target_names(target: cst.BaseExpression) -> List[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _target_names(e.value)]
+def _target_names(target: ast.expr) -> List[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for e in _elements(target) for n in _target_names(e)]
     return []
 
 
-def _unwrap(node: cst.BaseExpression) -> cst.BaseExpression:
-    return node.expression if isinstance(node, cst.Await) else node
+def _unwrap(node: ast.expr) -> ast.expr:
+    return node.value if isinstance(node, ast.Await) else node
+
+
+# -- ast shapes libcst spelled out ------------------------------------------------------------
+
+def _elements(node: ast.expr) -> List[ast.expr]:
+    """The elements of a list, tuple or set display, a spread one (``*rest``) as its value."""
+    return [e.value if isinstance(e, ast.Starred) else e for e in node.elts]  # type: ignore[attr-defined]
+
+
+def _call_args(call: ast.Call) -> List[Tuple[ast.expr, str]]:
+    """Every argument in source order as (value, star): what libcst's ``call.args`` listed
+    (``star`` is "*" or "**" for a spread, "" for a positional or named argument)."""
+    args = [(a.value, "*") if isinstance(a, ast.Starred) else (a, "") for a in call.args]
+    args += [(k.value, "" if k.arg is not None else "**") for k in call.keywords]
+    if call.keywords and any(isinstance(a, ast.Starred) for a in call.args):  # ``f(k=1, *rest)``
+        args.sort(key=lambda item: (item[0].lineno, item[0].col_offset))
+    return args
+
+
+def _has_slice(node: ast.Subscript) -> bool:
+    """``urls[:10]``, ``grid[1:, 0]``: a slice among the subscript's indices."""
+    index = node.slice
+    return isinstance(index, ast.Slice) or (
+        isinstance(index, ast.Tuple) and any(isinstance(e, ast.Slice) for e in index.elts))
+
+
+def single_index(node: ast.Subscript) -> Optional[ast.expr]:
+    """The one index of ``d[k]`` (a parenthesized tuple ``d[(a, b)]`` is one index), or None
+    for a slice or several indices (``d[a, b]``, whose tuple starts at its first element)."""
+    index = node.slice
+    if isinstance(index, ast.Slice):
+        return None
+    if isinstance(index, ast.Tuple) and index.elts:
+        first = index.elts[0]
+        if any(isinstance(e, ast.Slice) for e in index.elts) or (
+                (index.lineno, index.col_offset) == (first.lineno, first.col_offset)):
+            return None
+    return index
+
+
+def _list(elements: List[ast.expr]) -> ast.List:
+    """A list display made by the walker (no position: its text is rendered, not read)."""
+    return ast.List(elts=elements, ctx=ast.Load())
+
+
+def _elif(orelse: Sequence[ast.stmt], column: Optional[int]) -> Optional[ast.If]:
+    """The ``elif`` of an ``if`` at ``column``: ``ast`` writes it as an ``orelse`` holding one
+    ``if``, like an ``else:`` block holding one, which is indented deeper."""
+    if column is None or len(orelse) != 1 or not isinstance(orelse[0], ast.If):
+        return None
+    return orelse[0] if orelse[0].col_offset == column else None
+
+
+def _statement_lines(body: Sequence[ast.stmt]) -> Dict[int, ast.stmt]:
+    """The statement libcst noted for simple statements written after another on one line
+    (``a = 1; b = f()``): the line, which stood for its first statement. Each statement of a
+    one-line suite (``if x: a = 1; b = f()``) was noted on its own."""
+    lines: Dict[int, ast.stmt] = {}
+    for previous, statement in zip(body, body[1:]):
+        # two simple statements on one line are separated by ``;``
+        if previous.end_lineno != statement.lineno or isinstance(previous, _COMPOUND) \
+                or isinstance(statement, _COMPOUND):
+            continue
+        if not lines and _one_line_suite(body, None):
+            return {}
+        lines[id(statement)] = lines.get(id(previous), previous)
+    return lines
+
+
+def _one_line_suite(body: Sequence[ast.stmt], header: Optional[ast.stmt]) -> bool:
+    """Whether the body is written on its header's line (``if x: a; b``), not as an indented
+    block: code before its first statement on that line. Without the source text, whether it
+    starts on the header's first line."""
+    first = body[0]
+    before = segment(ast.Pass(lineno=first.lineno, col_offset=0, end_lineno=first.lineno,
+                              end_col_offset=first.col_offset))
+    if before is None:
+        return header is not None and first.lineno == header.lineno
+    return bool(before.strip().lstrip("\ufeff"))
+
+
+def _source_children(node: ast.AST) -> Iterable[ast.AST]:
+    """``tree.child_nodes`` in libcst's order where ``ast``'s fields differ: a dict's keys and
+    values alternate, and a call's named arguments stay in place among spread ones."""
+    node_type = type(node)
+    if node_type is ast.Dict:
+        return _dict_children(node)  # type: ignore[arg-type]
+    if node_type is ast.Call and node.keywords and any(isinstance(a, ast.Starred) for a in node.args):  # type: ignore[attr-defined]
+        arguments = sorted([*node.args, *node.keywords], key=lambda a: (a.lineno, a.col_offset))  # type: ignore[attr-defined]
+        return [node.func, *arguments]  # type: ignore[attr-defined]
+    return child_nodes(node)
+
+
+def _dict_children(node: ast.Dict) -> Iterator[ast.expr]:
+    for key, value in zip(node.keys, node.values):
+        if key is not None:
+            yield key
+        yield value
+
+
+def _source_walk(node: ast.AST) -> Iterator[ast.AST]:
+    """Every node under ``node`` (pre-order, in the order of ``_source_children``), iteratively."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(list(_source_children(current))))
 
 
 # -- module ---------------------------------------------------------------------------------
 
-def _block(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
-    return body.body if isinstance(body, cst.IndentedBlock) else ()
-
-
-def module_info(module: cst.Module) -> ModuleInfo:
+def module_info(module: ast.Module) -> ModuleInfo:
     info = ModuleInfo()
     for statement in module.body:
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                if isinstance(small, cst.Assign) and len(small.targets) == 1:
-                    target = small.targets[0].target
-                    if isinstance(target, cst.Name) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
-                        info.constants[target.value] = small.value
-                    elif isinstance(target, cst.Name) and _is_user_model_call(small.value):
-                        info.user_model_aliases.add(target.value)
-        elif isinstance(statement, cst.ClassDef):
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0]
+            if isinstance(target, ast.Name) and _is_string_literal(statement.value):
+                info.constants[target.id] = statement.value
+            elif isinstance(target, ast.Name) and _is_user_model_call(statement.value):
+                info.user_model_aliases.add(target.id)
+        elif isinstance(statement, ast.ClassDef):
             key = _primary_key_field(statement)
             if key:
-                info.primary_keys[statement.name.value] = key
-            if any(last_name(b.value) in VALIDATION_BASES for b in statement.bases):
-                info.validation_models.add(statement.name.value)
+                info.primary_keys[statement.name] = key
+            if any(last_name(b.value if isinstance(b, ast.Starred) else b) in VALIDATION_BASES
+                   for b in statement.bases):
+                info.validation_models.add(statement.name)
     model_facts(module, info.rewrites, info.field_absorbs, info.derivations)
     return info
 
 
-def _is_user_model_call(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Call) and last_name(node.func) in django.USER_MODEL_GETTERS
+def _is_string_literal(node: ast.expr) -> bool:
+    """A string or bytes literal, or implicitly concatenated ones (with f-strings among them:
+    libcst's ``ConcatenatedString``; a lone f-string is not one)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (str, bytes))
+    return isinstance(node, ast.JoinedStr) and _concatenated(node)
 
 
-def _primary_key_field(cls: cst.ClassDef) -> str:
-    for statement in _block(cls.body):
-        if not isinstance(statement, cst.SimpleStatementLine):
+_FSTRING_START = getattr(tokenize, "FSTRING_START", None)  # 3.12+: an f-string is several tokens
+_FSTRING_END = getattr(tokenize, "FSTRING_END", None)
+
+
+def _concatenated(node: ast.JoinedStr) -> bool:
+    """Whether the f-string is written as several adjacent literals (needs the source text)."""
+    text = segment(node)
+    if text is None:
+        return False
+    literals = depth = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(f"({text})").readline):
+            if token.type == _FSTRING_START:
+                literals += depth == 0
+                depth += 1
+            elif token.type == _FSTRING_END:
+                depth -= 1
+            elif token.type == tokenize.STRING and depth == 0:
+                literals += 1
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    return literals > 1
+
+
+def _is_user_model_call(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and last_name(node.func) in django.USER_MODEL_GETTERS
+
+
+def _primary_key_field(cls: ast.ClassDef) -> str:
+    if cls.body and _one_line_suite(cls.body, cls):
+        return ""  # ``class M(Model): id = ...``: libcst's one-line suite, never read here
+    for small in cls.body:
+        if isinstance(small, ast.Assign):
+            target: Optional[ast.expr] = small.targets[0]
+        elif isinstance(small, (ast.AnnAssign, ast.AugAssign)):
+            target = small.target
+        else:
             continue
-        for small in statement.body:
-            target = small.targets[0].target if isinstance(small, cst.Assign) else getattr(small, "target", None)
-            value = getattr(small, "value", None)
-            if isinstance(target, cst.Name) and isinstance(value, cst.Call):
-                for name, arg in keyword_args(value):
-                    if name == "primary_key" and isinstance(arg, cst.Name) and arg.value == "True":
-                        return target.value
+        value = small.value
+        if isinstance(target, ast.Name) and isinstance(value, ast.Call):
+            for name, arg in keyword_args(value):
+                if name == "primary_key" and is_true(arg):
+                    return target.id
     return ""

@@ -7,13 +7,16 @@ a SQLAlchemy ``@validates`` method. Lookups that pass the raw value then miss th
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
-import libcst as cst
-
-from keydrift.analysis.imports import cst_bindings
+from keydrift.analysis import imports
 from keydrift.analysis.facts import Step, Value
+from keydrift.analysis.receivers import block, plain_string
+from keydrift.analysis.tree import (
+    FUNCTION_TYPES, FunctionNode, all_argument_values, keyword_arg,
+)
 from keydrift.analysis.values import Evaluator, code, last_name
 from keydrift.frameworks import schema
 
@@ -35,7 +38,7 @@ class Rewrite:
     steps: Tuple[Step, ...]
     by: str  # "User.save()"
     # the method or receiver that rewrites, for the project registry's locations; never serialized
-    node: Optional[cst.CSTNode] = field(default=None, compare=False, hash=False, repr=False)
+    node: Optional[ast.AST] = field(default=None, compare=False, hash=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -51,39 +54,49 @@ class Derivation:
 Derivations = Dict[Tuple[str, str], Tuple[Derivation, ...]]
 
 
-def _block(node: cst.BaseSuite) -> Sequence[cst.CSTNode]:
-    return node.body if isinstance(node, cst.IndentedBlock) else ()
+# Compound statements whose blocks hold the statements read (``for`` and ``with`` async too).
+_NESTING = (ast.If, ast.With, ast.AsyncWith, ast.Try, ast.For, ast.AsyncFor)
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.FunctionDef,
+             ast.AsyncFunctionDef, ast.ClassDef) + tuple(
+    getattr(ast, name) for name in ("TryStar", "Match") if hasattr(ast, name))
 
 
-def _small_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.BaseSmallStatement]:
-    """Small statements of a body, including those nested in if/with/try blocks."""
+def _small_statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
+    """Simple statements of a body, including those nested in if/with/try/for blocks (and their
+    else block; of an ``elif`` chain, the first ``elif``'s own block)."""
     for statement in body:
-        if isinstance(statement, cst.SimpleStatementLine):
-            yield from statement.body
-        elif isinstance(statement, (cst.If, cst.With, cst.Try, cst.For)):
-            yield from _small_statements(_block(statement.body))
-            orelse = getattr(statement, "orelse", None)
-            if isinstance(orelse, (cst.Else, cst.If)):
-                yield from _small_statements(_block(orelse.body))
+        if isinstance(statement, _NESTING):
+            yield from _small_statements(block(statement.body, statement))
+            yield from _small_statements(_else_block(statement))
+        elif not isinstance(statement, _COMPOUND):
+            yield statement
 
 
-def _param_names(func: cst.FunctionDef) -> List[str]:
-    return [p.name.value for p in func.params.params]
+def _else_block(statement: ast.stmt) -> Sequence[ast.stmt]:
+    orelse: List[ast.stmt] = getattr(statement, "orelse", None) or []
+    if isinstance(statement, ast.If) and len(orelse) == 1 and isinstance(orelse[0], ast.If) \
+            and orelse[0].col_offset == statement.col_offset:  # ``elif``: an ``if`` in ``else`` is indented
+        return block(orelse[0].body, orelse[0])
+    return block(orelse)
 
 
-def _attribute_rewrites(func: cst.FunctionDef, owner: str) -> Iterator[Tuple[str, Tuple[Step, ...]]]:
+def _param_names(func: FunctionNode) -> List[str]:
+    return [p.arg for p in func.args.args]
+
+
+def _attribute_rewrites(func: FunctionNode, owner: str) -> Iterator[Tuple[str, Tuple[Step, ...]]]:
     """``owner.F = f(owner.F)`` in a function body -> (F, steps of f); in ``__init__`` also
     ``self.F = f(param)`` (the constructor stores its argument transformed)."""
     env: Dict[str, Value] = {}
     evaluator = Evaluator(env, {})
-    params = set(_param_names(func)[1:]) if func.name.value == "__init__" else set()
+    params = set(_param_names(func)[1:]) if func.name == "__init__" else set()
     kwargs = _star_kwargs(func)
-    for small in _small_statements(_block(func.body)):
-        if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+    for small in _small_statements(block(func.body, func)):
+        if not isinstance(small, ast.Assign) or len(small.targets) != 1:
             continue
-        target = small.targets[0].target
-        if isinstance(target, cst.Name):  # lower_case = email.lower(); self.email = lower_case
-            env[target.value] = evaluator.eval(small.value)
+        target = small.targets[0]
+        if isinstance(target, ast.Name):  # lower_case = email.lower(); self.email = lower_case
+            env[target.id] = evaluator.eval(small.value)
             continue
         keyword = _keyword_argument(target, kwargs)
         if keyword:  # kwargs["email"] = kwargs["email"].lower(); super().__init__(**kwargs)
@@ -92,95 +105,87 @@ def _attribute_rewrites(func: cst.FunctionDef, owner: str) -> Iterator[Tuple[str
                                    for o in value.origins):
                 yield keyword, value.steps
             continue
-        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
-                and target.value.value == owner):
+        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                and target.value.id == owner):
             continue
         value = evaluator.eval(small.value)
-        if value.steps and (f"{owner}.{target.attr.value}" in value.origins or value.origins & params
+        if value.steps and (f"{owner}.{target.attr}" in value.origins or value.origins & params
                             or any(o.startswith(f"{kwargs}[") for o in value.origins if kwargs)):
-            yield target.attr.value, value.steps
+            yield target.attr, value.steps
 
 
-def _derived_keys(cls: cst.ClassDef, derivations: Derivations) -> None:
+def _derived_keys(cls: ast.ClassDef, derivations: Derivations) -> None:
     """``def save(self): self.slug = slugify(self.title)``: slug is derived from title whenever
     a record is saved, and only then (``bulk_create``, ``QuerySet.update`` do not call save())."""
-    for node in _block(cls.body):
-        if not (isinstance(node, cst.FunctionDef) and node.name.value == "save"):
+    for node in block(cls.body, cls):
+        if not (isinstance(node, FUNCTION_TYPES) and node.name == "save"):
             continue
         evaluator = Evaluator({}, {})
-        for small in _small_statements(_block(node.body)):
-            if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
+        for small in _small_statements(block(node.body, node)):
+            if not (isinstance(small, ast.Assign) and len(small.targets) == 1):
                 continue
-            target = small.targets[0].target
-            if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
-                    and target.value.value == "self" and schema.natural_key_kind(target.attr.value)):
+            target = small.targets[0]
+            if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                    and target.value.id == "self" and schema.natural_key_kind(target.attr)):
                 continue
             value = evaluator.eval(small.value)
             sources = [o[len("self."):] for o in value.origins if o.startswith("self.") and "." not in o[5:]]
-            if len(sources) != 1 or sources[0] == target.attr.value \
+            if len(sources) != 1 or sources[0] == target.attr \
                     or not any(s.kind in CONSTRUCTOR_REWRITE_KINDS for s in value.steps):
                 continue
-            key = (cls.name.value, sources[0])
-            derived = Derivation(target.attr.value, value.steps, f"{cls.name.value}.save()")
+            key = (cls.name, sources[0])
+            derived = Derivation(target.attr, value.steps, f"{cls.name}.save()")
             derivations[key] = derivations.get(key, ()) + (derived,)
 
 
-def _star_kwargs(func: cst.FunctionDef) -> str:
+def _star_kwargs(func: FunctionNode) -> str:
     """The name of ``**kwargs`` of a constructor, else ""."""
-    star = func.params.star_kwarg
-    return star.name.value if func.name.value == "__init__" and star is not None else ""
+    star = func.args.kwarg
+    return star.arg if func.name == "__init__" and star is not None else ""
 
 
-def _keyword_argument(target: cst.BaseExpression, kwargs: str) -> str:
+def _keyword_argument(target: ast.expr, kwargs: str) -> str:
     """``kwargs["email"]`` as an assignment target in a constructor -> "email"."""
-    if not (kwargs and isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name)
-            and target.value.value == kwargs and len(target.slice) == 1):
+    if not (kwargs and isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
+            and target.value.id == kwargs):
         return ""
-    index = target.slice[0].slice
-    if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
-        value = index.value.evaluated_value
-        return value if isinstance(value, str) else ""
-    return ""
+    return plain_string(target.slice) or ""
 
 
-def _decorator_call(func: cst.FunctionDef, names: FrozenSet[str]) -> Optional[cst.Call]:
-    for decorator in func.decorators:
-        node = decorator.decorator
-        if isinstance(node, cst.Call) and last_name(node.func) in names:
+def _decorator_call(func: FunctionNode, names: FrozenSet[str]) -> Optional[ast.Call]:
+    for node in func.decorator_list:
+        if isinstance(node, ast.Call) and last_name(node.func) in names:
             return node
     return None
 
 
-def _validator_rewrites(func: cst.FunctionDef) -> Iterator[Tuple[str, Tuple[Step, ...]]]:
+def _validator_rewrites(func: FunctionNode) -> Iterator[Tuple[str, Tuple[Step, ...]]]:
     """SQLAlchemy ``@validates("email") def v(self, key, value): return value.lower()``."""
     decorator = _decorator_call(func, VALIDATOR_DECORATORS)
     params = _param_names(func)
     if decorator is None or len(params) < 3:
         return
-    fields = [a.value.evaluated_value for a in decorator.args
-              if a.keyword is None and isinstance(a.value, cst.SimpleString)]
+    fields = [name for name in map(plain_string, decorator.args) if name is not None]
     evaluator = Evaluator({}, {})
-    for small in _small_statements(_block(func.body)):
-        if isinstance(small, cst.Return) and small.value is not None:
+    for small in _small_statements(block(func.body, func)):
+        if isinstance(small, ast.Return) and small.value is not None:
             value = evaluator.eval(small.value)
             if params[2] in value.origins and value.steps:
                 for name in fields:
-                    if isinstance(name, str):
-                        yield name, value.steps
+                    yield name, value.steps
                 return
 
 
-def _signal_sender(func: cst.FunctionDef) -> str:
+def _signal_sender(func: FunctionNode) -> str:
     decorator = _decorator_call(func, frozenset({"receiver"}))
-    if decorator is None or not decorator.args or last_name(decorator.args[0].value) not in SIGNALS:
+    arguments = all_argument_values(decorator) if decorator is not None else []
+    if not arguments or last_name(arguments[0]) not in SIGNALS:
         return ""
-    for arg in decorator.args:
-        if arg.keyword is not None and arg.keyword.value == "sender":
-            return last_name(arg.value)
-    return ""
+    sender = keyword_arg(decorator, "sender")  # type: ignore[arg-type]
+    return last_name(sender) if sender is not None else ""
 
 
-def _case_insensitive(call: cst.Call) -> bool:
+def _case_insensitive(call: ast.Call) -> bool:
     """A field whose class, column type or collation ignores case (``frameworks/schema.py``
     holds the one list KD3 reads too)."""
     if schema.is_case_insensitive_class(last_name(call.func)):
@@ -188,59 +193,59 @@ def _case_insensitive(call: cst.Call) -> bool:
     text = code(call)
     if any(t in text for t in schema.CASE_INSENSITIVE_TYPES):
         return True
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value in ("db_collation", "collation"):
-            if schema.is_case_insensitive_collation(code(arg.value)):
+    for keyword in call.keywords:
+        if keyword.arg in ("db_collation", "collation"):
+            if schema.is_case_insensitive_collation(code(keyword.value)):
                 return True
     return False
 
 
-def _class_fields(cls: cst.ClassDef) -> Iterator[Tuple[str, cst.Call]]:
-    for small in _small_statements(_block(cls.body)):
-        target = small.targets[0].target if isinstance(small, cst.Assign) else getattr(small, "target", None)
+def _class_fields(cls: ast.ClassDef) -> Iterator[Tuple[str, ast.Call]]:
+    for small in _small_statements(block(cls.body, cls)):
+        target = small.targets[0] if isinstance(small, ast.Assign) else getattr(small, "target", None)
         value = getattr(small, "value", None)
-        if isinstance(target, cst.Name) and isinstance(value, cst.Call):
-            yield target.value, value
+        if isinstance(target, ast.Name) and isinstance(value, ast.Call):
+            yield target.id, value
 
 
-def _imports_django(module: cst.Module) -> bool:
+def _imports_django(module: ast.Module) -> bool:
     """Whether the module imports Django (and not mongoengine, whose documents also have
     ``clean()``): its model classes are Django models."""
-    roots = {source.split(".", 1)[0] for _, source, _ in cst_bindings(module)}
+    roots = {source.split(".", 1)[0] for _, source, _ in imports.bindings(module)}
     return "django" in roots and "mongoengine" not in roots
 
 
-def model_facts(module: cst.Module, rewrites: Dict[Tuple[str, str], Rewrite],
+def model_facts(module: ast.Module, rewrites: Dict[Tuple[str, str], Rewrite],
                 absorbs: Dict[Tuple[str, str], FrozenSet[str]], derivations: Optional[Derivations] = None) -> None:
     saving = SAVING_METHODS - DJANGO_VALIDATION_METHODS if _imports_django(module) else SAVING_METHODS
     for statement in module.body:
-        if isinstance(statement, cst.ClassDef):
+        if isinstance(statement, ast.ClassDef):
             _class_facts(statement, rewrites, absorbs, saving)
             if derivations is not None:
                 _derived_keys(statement, derivations)
-        elif isinstance(statement, cst.FunctionDef):
+        elif isinstance(statement, FUNCTION_TYPES):
             sender = _signal_sender(statement)
             params = _param_names(statement)
             if sender and len(params) >= 2:
                 owner = "instance" if "instance" in params else params[1]
                 for field_name, steps in _attribute_rewrites(statement, owner):
-                    rewrites[(sender, field_name)] = Rewrite(steps, f"pre_save receiver {statement.name.value}()",
+                    rewrites[(sender, field_name)] = Rewrite(steps, f"pre_save receiver {statement.name}()",
                                                              statement)
 
 
-def _class_facts(cls: cst.ClassDef, rewrites: Dict[Tuple[str, str], Rewrite],
+def _class_facts(cls: ast.ClassDef, rewrites: Dict[Tuple[str, str], Rewrite],
                  absorbs: Dict[Tuple[str, str], FrozenSet[str]], saving: FrozenSet[str] = SAVING_METHODS) -> None:
-    entity = cls.name.value
+    entity = cls.name
     for field_name, call in _class_fields(cls):
         if _case_insensitive(call):
             absorbs[(entity, field_name)] = frozenset({"case"})
-    for node in _block(cls.body):
-        if not isinstance(node, cst.FunctionDef):
+    for node in block(cls.body, cls):
+        if not isinstance(node, FUNCTION_TYPES):
             continue
-        if node.name.value in saving:
+        if node.name in saving:
             for field_name, steps in _attribute_rewrites(node, "self"):
-                if node.name.value == "__init__" and not any(s.kind in CONSTRUCTOR_REWRITE_KINDS for s in steps):
+                if node.name == "__init__" and not any(s.kind in CONSTRUCTOR_REWRITE_KINDS for s in steps):
                     continue
-                rewrites[(entity, field_name)] = Rewrite(steps, f"{entity}.{node.name.value}()", node)
+                rewrites[(entity, field_name)] = Rewrite(steps, f"{entity}.{node.name}()", node)
         for field_name, steps in _validator_rewrites(node):
-            rewrites[(entity, field_name)] = Rewrite(steps, f"{entity}.{node.name.value}()", node)
+            rewrites[(entity, field_name)] = Rewrite(steps, f"{entity}.{node.name}()", node)

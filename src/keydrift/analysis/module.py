@@ -3,24 +3,25 @@ in this module, or through imports in the project index."""
 
 from __future__ import annotations
 
+import ast
 import os
 from dataclasses import dataclass, replace
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
-import libcst as cst
-
-from keydrift.analysis import pairing
+from keydrift.analysis import imports, pairing
 from keydrift.analysis.boundary import is_known_normalizer
 from keydrift.analysis.forms import form_writes
 from keydrift.analysis.helpernames import is_runner_name
-from keydrift.analysis.imports import cst_bindings
 from keydrift.analysis.facts import NORMALIZER, READ, WRITE, KeyAccess, Step, Value
 from keydrift.analysis.keyflow import FunctionWalker, ModuleFacts, module_info
 from keydrift.analysis.models import Derivation, Rewrite
 from keydrift.analysis.receivers import (
-    class_infos, method_index, param_annotations, resolvable_by_name, unique_method,
+    class_infos, method_index, param_annotations, plain_string, resolvable_by_name, unique_method,
 )
 from keydrift.analysis.summaries import FunctionSummary, summarize_access, summarize_copies, summarize_return, summarize_rows
+from keydrift.analysis.tree import (
+    FUNCTION_TYPES, WITH_TYPES, FunctionNode, is_true, keyword_arg, parameter_names, positional_args,
+)
 from keydrift.frameworks.django_orm import DEFAULT_USER_MODEL
 from keydrift.analysis.values import dotted_name, last_name
 from keydrift.frameworks import task_queues as tasks
@@ -33,7 +34,7 @@ STATIC_DECORATORS = frozenset({"staticmethod"})
 @dataclass(frozen=True)
 class FunctionUnit:
     name: str  # qualified inside the module: "save_result", "Repo.save"
-    node: cst.FunctionDef
+    node: FunctionNode
     class_name: str
     params: Tuple[str, ...]  # what callers pass (self/cls dropped)
 
@@ -45,48 +46,38 @@ class Resolved:
     local: bool  # defined in this module (positions available)
     # a deferred call (``task.delay(u)``, ``queue.enqueue(f, u)``): the call the function will
     # get, whose arguments map to its parameters; it returns a handle, not the function's value
-    deferred: Optional[cst.Call] = None
+    deferred: Optional[ast.Call] = None
 
 
-def _block(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
-    return body.body if isinstance(body, cst.IndentedBlock) else ()
-
-
-def _params(node: cst.FunctionDef, in_class: bool) -> Tuple[str, ...]:
-    names = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
-    names += [p.name.value for p in node.params.kwonly_params]
-    static = any(last_name(d.decorator) in STATIC_DECORATORS for d in node.decorators)
+def _params(node: FunctionNode, in_class: bool) -> Tuple[str, ...]:
+    names = list(parameter_names(node))
+    static = any(last_name(d) in STATIC_DECORATORS for d in node.decorator_list)
     if (in_class and not static or _bound_task(node)) and names:
         names = names[1:]
     return tuple(names)
 
 
-def _bound_task(node: cst.FunctionDef) -> bool:
+def _bound_task(node: FunctionNode) -> bool:
     """``@app.task(bind=True)``: the first parameter is the task itself, not an argument."""
-    for decorator in node.decorators:
-        call = decorator.decorator
-        if isinstance(call, cst.Call) and any(
-                a.keyword is not None and a.keyword.value == "bind" and isinstance(a.value, cst.Name)
-                and a.value.value == "True" for a in call.args):
-            return True
-    return False
+    return any(isinstance(call, ast.Call) and any(k.arg == "bind" and is_true(k.value) for k in call.keywords)
+               for call in node.decorator_list)
 
 
-def function_units(body: Sequence[cst.CSTNode], prefix: str = "", class_name: str = "") -> Iterator[FunctionUnit]:
+def function_units(body: Sequence[ast.stmt], prefix: str = "", class_name: str = "") -> Iterator[FunctionUnit]:
     for node in body:
-        if isinstance(node, cst.FunctionDef):
-            name = f"{prefix}{node.name.value}"
+        if isinstance(node, FUNCTION_TYPES):
+            name = f"{prefix}{node.name}"
             yield FunctionUnit(name, node, class_name, _params(node, bool(class_name)))
-            yield from function_units(_block(node.body), f"{name}.", "")
-        elif isinstance(node, cst.ClassDef):
-            yield from function_units(_block(node.body), f"{prefix}{node.name.value}.", node.name.value)
-        elif isinstance(node, (cst.If, cst.Try, cst.With)):
-            yield from function_units(_block(node.body), prefix, class_name)
+            yield from function_units(node.body, f"{name}.", "")
+        elif isinstance(node, ast.ClassDef):
+            yield from function_units(node.body, f"{prefix}{node.name}.", node.name)
+        elif isinstance(node, (ast.If, ast.Try, *WITH_TYPES)):
+            yield from function_units(node.body, prefix, class_name)
 
 
-def import_map(module: cst.Module, module_name: str, is_package: bool) -> Dict[str, Tuple[str, str]]:
+def import_map(module: ast.Module, module_name: str, is_package: bool) -> Dict[str, Tuple[str, str]]:
     """Local name -> (module, symbol); symbol "" when the name is a module."""
-    return {local: (source, symbol) for local, source, symbol in cst_bindings(module, module_name, is_package)
+    return {local: (source, symbol) for local, source, symbol in imports.bindings(module, module_name, is_package)
             if not source.startswith(".")}
 
 
@@ -94,7 +85,7 @@ class ModuleAnalysis:
     """Walks every function of a module once; summaries are computed on demand, so a caller
     sees its callees' summaries wherever they are defined."""
 
-    def __init__(self, module: cst.Module, path: str, config: Config, project: object = None,
+    def __init__(self, module: ast.Module, path: str, config: Config, project: object = None,
                  module_name: str = "", is_package: bool = False, file: str = "") -> None:
         self.module = module
         self.path = path
@@ -104,13 +95,13 @@ class ModuleAnalysis:
         self.file = file or os.path.abspath(path)  # where imports are looked up from
         self.info = module_info(module)
         self.units = {u.name: u for u in function_units(module.body)}
-        self.classes = {n.name.value for n in module.body if isinstance(n, cst.ClassDef)}
+        self.classes = {n.name for n in module.body if isinstance(n, ast.ClassDef)}
         self.imports = import_map(module, module_name, is_package)
         self.class_infos = class_infos(module)
         self.module_imports: Optional[List[str]] = None
         self.annotations: Dict[str, Dict[str, str]] = {}  # function -> parameter -> class
         self.walkers: Dict[str, FunctionWalker] = {}
-        self.statement_of: Dict[int, cst.CSTNode] = {}  # filled by the walkers: id(access node) -> statement
+        self.statement_of: Dict[int, ast.AST] = {}  # filled by the walkers: id(access node) -> statement
         self.summaries: Dict[str, Optional[FunctionSummary]] = {}
         self.in_progress: Set[str] = set()
 
@@ -227,30 +218,30 @@ class ModuleAnalysis:
 
     # -- call resolution --------------------------------------------------------------------
 
-    def resolve(self, call: cst.Call, walker: FunctionWalker) -> Optional[Resolved]:
+    def resolve(self, call: ast.Call, walker: FunctionWalker) -> Optional[Resolved]:
         deferred = deferred_call(call)
         if deferred is not None:
             found = self._resolve_direct(deferred, walker)
             return replace(found, label=f"{dotted_name(call.func) or 'task'}()", deferred=deferred) if found else None
         return self._resolve_direct(call, walker)
 
-    def _resolve_direct(self, call: cst.Call, walker: FunctionWalker) -> Optional[Resolved]:
+    def _resolve_direct(self, call: ast.Call, walker: FunctionWalker) -> Optional[Resolved]:
         func = call.func
-        if isinstance(func, cst.Name):
-            return self._by_name(func.value, "", f"{func.value}()")
-        if not isinstance(func, cst.Attribute):
+        if isinstance(func, ast.Name):
+            return self._by_name(func.id, "", f"{func.id}()")
+        if not isinstance(func, ast.Attribute):
             return None
-        method = func.attr.value
+        method = func.attr
         owner = func.value
         label = f"{dotted_name(func) or method}()"
-        if isinstance(owner, cst.Name):
-            if owner.value in ("self", "cls") and walker.class_name:
+        if isinstance(owner, ast.Name):
+            if owner.id in ("self", "cls") and walker.class_name:
                 return self._method_of_class(walker.class_name, method, label)
-            class_name = self._class_of_variable(owner.value, walker)
+            class_name = self._class_of_variable(owner.id, walker)
             if class_name:
                 return self._method_of_class(class_name, method, label)
-            if owner.value in self.classes or owner.value in self.imports:
-                return self._by_name(owner.value, method, label)
+            if owner.id in self.classes or owner.id in self.imports:
+                return self._by_name(owner.id, method, label)
         dotted = dotted_name(owner)
         if dotted in self.imports and not self.imports[dotted][1]:
             return self._external(self.imports[dotted][0], method, label)
@@ -261,8 +252,8 @@ class ModuleAnalysis:
     def _class_of_variable(self, name: str, walker: FunctionWalker) -> str:
         """A variable bound to ``Repo(...)``, or a parameter annotated ``Repo``."""
         bound = walker.state.bound.get(name)
-        if isinstance(bound, cst.Call) and isinstance(bound.func, cst.Name):
-            cls = bound.func.value
+        if isinstance(bound, ast.Call) and isinstance(bound.func, ast.Name):
+            cls = bound.func.id
             if cls in self.classes or cls in self.imports:
                 return cls
         if name in walker.state.values and name not in self._annotations(walker.function):
@@ -276,21 +267,21 @@ class ModuleAnalysis:
             self.annotations[function] = param_annotations(unit.node) if unit is not None else {}
         return self.annotations[function]
 
-    def _receiver_class(self, owner: cst.BaseExpression, walker: FunctionWalker, depth: int = 0) -> str:
+    def _receiver_class(self, owner: ast.expr, walker: FunctionWalker, depth: int = 0) -> str:
         """The class of ``self.repo`` (assigned or annotated in the class), of ``repo`` and of
         ``self.get_repo()`` / ``self.hs.get_repo()`` (an accessor annotated ``-> Repo``)."""
         if depth > 4:
             return ""
-        if isinstance(owner, cst.Name):
-            if owner.value in ("self", "cls"):
+        if isinstance(owner, ast.Name):
+            if owner.id in ("self", "cls"):
                 return walker.class_name
-            return self._class_of_variable(owner.value, walker)
-        if isinstance(owner, cst.Attribute):
+            return self._class_of_variable(owner.id, walker)
+        if isinstance(owner, ast.Attribute):
             holder = self._receiver_class(owner.value, walker, depth + 1)
-            cls = self._class_member(holder, owner.attr.value, "attributes")
-        elif isinstance(owner, cst.Call) and isinstance(owner.func, cst.Attribute):
+            cls = self._class_member(holder, owner.attr, "attributes")
+        elif isinstance(owner, ast.Call) and isinstance(owner.func, ast.Attribute):
             holder = self._receiver_class(owner.func.value, walker, depth + 1)
-            cls = self._class_member(holder, owner.func.attr.value, "returns")
+            cls = self._class_member(holder, owner.func.attr, "returns")
         else:
             return ""
         return cls if cls in self.classes or cls in self.imports else ""
@@ -373,7 +364,7 @@ class ModuleAnalysis:
 
     # -- configured read/write wrappers ------------------------------------------------------
 
-    def configured_wrapper(self, call: cst.Call) -> Optional[Tuple[str, str, str, str]]:
+    def configured_wrapper(self, call: ast.Call) -> Optional[Tuple[str, str, str, str]]:
         """(kind, parameter, entity, field) when the call is a ``readers``/``writers`` entry."""
         if not (self.config.readers or self.config.writers):
             return None
@@ -389,7 +380,7 @@ class ModuleAnalysis:
                 return kind, param, entity or module, field_name or param
         return None
 
-    def configured_table(self, call: cst.Call) -> Optional[TableWrapper]:
+    def configured_table(self, call: ast.Call) -> Optional[TableWrapper]:
         """The ``tables`` entry the call is a call of, if any."""
         if not self.config.tables:
             return None
@@ -399,38 +390,38 @@ class ModuleAnalysis:
                 return entry
         return None
 
-    def configured_argument(self, call: cst.Call, where: object, walker: FunctionWalker) -> Optional[cst.BaseExpression]:
+    def configured_argument(self, call: ast.Call, where: object, walker: FunctionWalker) -> Optional[ast.expr]:
         """The argument a configured entry names: by position at the call, or by parameter name
         (passed by keyword, or positionally when the callee resolves to a function whose
         parameters are known). An unresolved callee gives no argument: no access, not a guess."""
-        positional = [a for a in call.args if a.keyword is None]
+        positional = _unnamed(call)
         if isinstance(where, int):
-            if any(a.star for a in positional[:where + 1]) or where >= len(positional):
+            if any(spread for _, spread in positional[:where + 1]) or where >= len(positional):
                 return None
-            return positional[where].value
+            return positional[where][0]
         if not isinstance(where, str):
             return None
-        for arg in call.args:
-            if arg.keyword is not None and arg.keyword.value == where:
-                return arg.value
+        named = keyword_arg(call, where)
+        if named is not None:
+            return named
         resolved = self.resolve(call, walker)
         params = resolved.summary.params if resolved is not None else ()
         if where not in params:
             return None
         index = params.index(where)
-        if any(a.star for a in positional[:index + 1]) or index >= len(positional):
+        if any(spread for _, spread in positional[:index + 1]) or index >= len(positional):
             return None
-        return positional[index].value
+        return positional[index][0]
 
     @staticmethod
-    def _names_callee(function: str, qualified: str, call: cst.Call) -> bool:
+    def _names_callee(function: str, qualified: str, call: ast.Call) -> bool:
         """``app.db.fetch`` names the call by its qualified name; ``*.fetch`` names a method
         of that name on any receiver."""
         if function.startswith("*."):
-            return isinstance(call.func, cst.Attribute) and call.func.attr.value == function[2:]
+            return isinstance(call.func, ast.Attribute) and call.func.attr == function[2:]
         return bool(qualified) and function == qualified
 
-    def _qualified_callee(self, call: cst.Call) -> str:
+    def _qualified_callee(self, call: ast.Call) -> str:
         name = dotted_name(call.func)
         if not name:
             return ""
@@ -443,41 +434,41 @@ class ModuleAnalysis:
             return f"{self.module_name}.{name}"
         return name
 
-    def wrapper_argument(self, call: cst.Call, param: str, walker: FunctionWalker) -> Optional[cst.BaseExpression]:
+    def wrapper_argument(self, call: ast.Call, param: str, walker: FunctionWalker) -> Optional[ast.expr]:
         return self.configured_argument(call, param, walker)
 
     # -- importing a summary at a call site -------------------------------------------------
 
-    def resolve_runner(self, call: cst.Call, walker: FunctionWalker
-                       ) -> Optional[Tuple[Resolved, Dict[int, cst.BaseExpression]]]:
+    def resolve_runner(self, call: ast.Call, walker: FunctionWalker
+                       ) -> Optional[Tuple[Resolved, Dict[int, ast.expr]]]:
         """``run_in_transaction(fn, a, b)`` / ``runInteraction("desc", self.fn_txn, a)``: the
         function the runner calls, and the arguments it forwards (by the callee's parameter
         index; a first parameter named like a transaction or cursor is the runner's own)."""
         if not is_runner_name(last_name(call.func)):
             return None
-        positional = [a for a in call.args if a.keyword is None]
-        for index, arg in enumerate(positional):
-            if arg.star or not isinstance(arg.value, (cst.Name, cst.Attribute)):
+        positional = _unnamed(call)
+        for index, (value, spread) in enumerate(positional):
+            if spread or not isinstance(value, (ast.Name, ast.Attribute)):
                 continue
-            resolved = self.resolve(cst.Call(func=arg.value), walker)
+            resolved = self.resolve(ast.Call(func=value, args=[], keywords=[]), walker)
             if resolved is None:
                 continue
             forwarded = positional[index + 1:]
             params = resolved.summary.params
             offset = 1 if params and params[0] in RUNNER_SUPPLIED_PARAMS and len(params) > len(forwarded) else 0
-            arguments: Dict[int, cst.BaseExpression] = {}
-            for position, item in enumerate(forwarded):
-                if item.star:
+            arguments: Dict[int, ast.expr] = {}
+            for position, (item, item_spread) in enumerate(forwarded):
+                if item_spread:
                     break
-                arguments[position + offset] = item.value
-            for item in call.args:
-                if item.keyword is not None and item.keyword.value in params:
-                    arguments[params.index(item.keyword.value)] = item.value
+                arguments[position + offset] = item
+            for keyword in call.keywords:
+                if keyword.arg is not None and keyword.arg in params:
+                    arguments[params.index(keyword.arg)] = keyword.value
             return resolved, arguments
         return None
 
-    def import_accesses(self, call: cst.Call, resolved: Resolved, walker: FunctionWalker,
-                        call_id: int, arguments: Optional[Dict[int, cst.BaseExpression]] = None) -> List[KeyAccess]:
+    def import_accesses(self, call: ast.Call, resolved: Resolved, walker: FunctionWalker,
+                        call_id: int, arguments: Optional[Dict[int, ast.expr]] = None) -> List[KeyAccess]:
         if arguments is None:
             arguments = _arguments(resolved.deferred or call, resolved.summary.params)
         imported = []
@@ -503,14 +494,14 @@ class ModuleAnalysis:
                 access.node if resolved.local else None))
         return imported
 
-    def copied_arguments(self, call: cst.Call, resolved: Resolved
-                         ) -> List[Tuple[cst.BaseExpression, cst.BaseExpression]]:
+    def copied_arguments(self, call: ast.Call, resolved: Resolved
+                         ) -> List[Tuple[ast.expr, ast.expr]]:
         """(mapping argument, object argument) of each payload copy the callee makes."""
         arguments = _arguments(resolved.deferred or call, resolved.summary.params)
         return [(arguments[m], arguments[o]) for m, o in resolved.summary.copies if m in arguments and o in arguments]
 
-    def returned_value(self, call: cst.Call, resolved: Resolved, walker: FunctionWalker, text: str,
-                       arguments: Optional[Dict[int, cst.BaseExpression]] = None) -> Optional[Value]:
+    def returned_value(self, call: ast.Call, resolved: Resolved, walker: FunctionWalker, text: str,
+                       arguments: Optional[Dict[int, ast.expr]] = None) -> Optional[Value]:
         returns = resolved.summary.returns
         if returns is None or resolved.deferred is not None:
             return None
@@ -531,71 +522,82 @@ class ModuleAnalysis:
         return Value(origins, carriers[0].steps + steps, text, result_of)
 
 
-def deferred_call(call: cst.Call) -> Optional[cst.Call]:
+def deferred_call(call: ast.Call) -> Optional[ast.Call]:
     """The call a task queue will make: ``f.delay(a)`` -> ``f(a)``,
-    ``f.apply_async((a,), {"k": b})`` -> ``f(a, k=b)``, ``q.enqueue(f, a)`` -> ``f(a)``."""
+    ``f.apply_async((a,), {"k": b})`` -> ``f(a, k=b)``, ``q.enqueue(f, a)`` -> ``f(a)``.
+    The call made is built without positions, as it is written nowhere."""
     func = call.func
-    if not isinstance(func, cst.Attribute):
+    if not isinstance(func, ast.Attribute):
         return None
-    method = func.attr.value
-    if method in tasks.DIRECT_METHODS and isinstance(func.value, (cst.Name, cst.Attribute)):
-        return cst.Call(func=func.value, args=call.args)
-    if method in tasks.PACKED_METHODS and isinstance(func.value, (cst.Name, cst.Attribute)):
+    method = func.attr
+    if method in tasks.DIRECT_METHODS and isinstance(func.value, (ast.Name, ast.Attribute)):
+        return ast.Call(func=func.value, args=call.args, keywords=call.keywords)
+    if method in tasks.PACKED_METHODS and isinstance(func.value, (ast.Name, ast.Attribute)):
         positional_kw, mapping_kw = tasks.PACKED_METHODS[method]
-        plain = [a.value for a in call.args if a.keyword is None and not a.star]
-        packed = _keyword_value(call, positional_kw) or (plain[0] if plain else None)
-        mapping = _keyword_value(call, mapping_kw) or (plain[1] if len(plain) > 1 else None)
-        return cst.Call(func=func.value, args=_unpacked(packed, mapping))
+        plain = [a for a in call.args if not isinstance(a, ast.Starred)]
+        packed = keyword_arg(call, positional_kw) or (plain[0] if plain else None)
+        mapping = keyword_arg(call, mapping_kw) or (plain[1] if len(plain) > 1 else None)
+        return ast.Call(func=func.value, **_unpacked(packed, mapping))
     if method in tasks.ENQUEUE_METHODS:
-        plain = [a for a in call.args if a.keyword is None and not a.star]
+        plain = [a for a in call.args if not isinstance(a, ast.Starred)]
         index = tasks.ENQUEUE_METHODS[method]
-        target = next((a.value for a in call.args if a.keyword is not None
-                       and a.keyword.value in tasks.ENQUEUE_FUNCTION_KEYWORDS), None)
+        target = next((k.value for k in call.keywords if k.arg in tasks.ENQUEUE_FUNCTION_KEYWORDS), None)
         if target is not None:
-            rest = _unpacked(_keyword_value(call, "args"), _keyword_value(call, "kwargs"))
+            rest = _unpacked(keyword_arg(call, "args"), keyword_arg(call, "kwargs"))
         elif len(plain) > index:
-            target = plain[index].value
-            rest = [a for a in call.args[call.args.index(plain[index]) + 1:] if not a.star]
-        if isinstance(target, (cst.Name, cst.Attribute)):
-            return cst.Call(func=target, args=rest)
+            target = plain[index]
+            rest = {"args": [a for a in call.args[call.args.index(target) + 1:] if not isinstance(a, ast.Starred)],
+                    "keywords": [k for k in call.keywords if k.arg is not None]}
+        if isinstance(target, (ast.Name, ast.Attribute)):
+            return ast.Call(func=target, **rest)
     return None
 
 
-def _keyword_value(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg.value
-    return None
+def _unpacked(positional: Optional[ast.expr], mapping: Optional[ast.expr]) -> Dict[str, list]:
+    """Arguments spelled as a tuple and a dict literal (``args=(a,), kwargs={"k": b}``), as the
+    ``args`` and ``keywords`` of a call."""
+    args: List[ast.expr] = []
+    keywords: List[ast.keyword] = []
+    if isinstance(positional, (ast.Tuple, ast.List)):
+        args += [e for e in positional.elts if not isinstance(e, ast.Starred)]
+    if isinstance(mapping, ast.Dict):
+        for key, value in zip(mapping.keys, mapping.values):
+            name = plain_string(key)
+            if name is not None and name.isidentifier():
+                keywords.append(ast.keyword(arg=name, value=value))
+    return {"args": args, "keywords": keywords}
 
 
-def _unpacked(positional: Optional[cst.BaseExpression], mapping: Optional[cst.BaseExpression]) -> List[cst.Arg]:
-    """Arguments spelled as a tuple and a dict literal (``args=(a,), kwargs={"k": b}``)."""
-    args: List[cst.Arg] = []
-    if isinstance(positional, (cst.Tuple, cst.List)):
-        args += [cst.Arg(e.value) for e in positional.elements if isinstance(e, cst.Element)]
-    if isinstance(mapping, cst.Dict):
-        for element in mapping.elements:
-            if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
-                name = element.key.evaluated_value
-                if isinstance(name, str) and name.isidentifier():
-                    args.append(cst.Arg(element.value, keyword=cst.Name(name)))
-    return args
+def _unnamed(call: ast.Call) -> List[Tuple[ast.expr, bool]]:
+    """The arguments passed without a name, in order, each with whether it is spread: positional
+    ones, ``*args`` and then ``**kwargs`` (value, True)."""
+    return [(a.value, True) if isinstance(a, ast.Starred) else (a, False) for a in call.args] + [
+        (k.value, True) for k in call.keywords if k.arg is None]
 
 
-def _arguments(call: cst.Call, params: Tuple[str, ...]) -> Dict[int, cst.BaseExpression]:
-    out: Dict[int, cst.BaseExpression] = {}
-    position = 0
-    for arg in call.args:
-        if arg.star:
-            return out if arg.keyword is None and position == 0 else out
-        if arg.keyword is None:
-            out[position] = arg.value
-            position += 1
-        elif arg.keyword.value in params:
-            out[params.index(arg.keyword.value)] = arg.value
+def _arguments(call: ast.Call, params: Tuple[str, ...]) -> Dict[int, ast.expr]:
+    """The arguments by the callee's parameter index, up to the first spread one (``*args``,
+    ``**kwargs``): where the arguments after it go is unknown."""
+    out: Dict[int, ast.expr] = {}
+    spread = [a for a in call.args if isinstance(a, ast.Starred)] + [k for k in call.keywords if k.arg is None]
+    first = min((_position(node) for node in spread), default=None)
+    for position, arg in enumerate(positional_args(call)):
+        out[position] = arg
+    for keyword in call.keywords:
+        if keyword.arg is None or first is not None and _position(keyword) > first:
+            break
+        if keyword.arg in params:
+            out[params.index(keyword.arg)] = keyword.value
     return out
 
 
-def analyze(module: cst.Module, path: str, config: Config, project: object = None,
+def _position(node: ast.AST) -> Tuple[int, int]:
+    """Where an argument is written (a keyword built for a deferred call has no position of its
+    own: its value's)."""
+    where = node if hasattr(node, "lineno") else getattr(node, "value", node)
+    return getattr(where, "lineno", 0), getattr(where, "col_offset", 0)
+
+
+def analyze(module: ast.Module, path: str, config: Config, project: object = None,
             module_name: str = "", is_package: bool = False, file: str = "") -> ModuleAnalysis:
     return ModuleAnalysis(module, path, config, project, module_name, is_package, file)

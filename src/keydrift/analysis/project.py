@@ -17,27 +17,25 @@ from collections import OrderedDict
 from contextlib import contextmanager
 from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
-import libcst as cst
-
 from keydrift.diskcache import (
     CACHE_DIRECTORY, DiskCache, code_fingerprint, digest as _digest, directory_mtime, file_digest,
 )
 from keydrift.analysis.imports import SOURCE_ROOTS, module_name_for  # noqa: F401 - module_name_for: the index's API
 from keydrift.analysis.facts import Step
-from keydrift.analysis.gating import reduced_source
+from keydrift.analysis.gating import physical_lines, reduced_tree
 from keydrift.analysis.models import Derivation, Derivations, Rewrite
-from keydrift.analysis.parsing import SourceRejected, parse_both
-from keydrift.analysis.positions import statement_lines
+from keydrift.analysis.parsing import SourceRejected, parse
 from keydrift.analysis.receivers import method_index
 from keydrift.analysis.registry import EMPTY_KEYS, ModuleKeys, keys_from_json, keys_to_json, module_keys
 from keydrift.analysis.summaries import FunctionSummary, SummaryAccess, from_json, to_json
-from keydrift.source import SourceError
+from keydrift.analysis.tree import source_lines
+from keydrift.source import SourceError, decode_source
 from keydrift.timing import count, stage
 from keydrift.config import called_name
 from keydrift.types import Config
 
-# Parsed modules kept in memory, by their lines (a libcst tree costs ~2 KB a line): a checked
-# file is often imported by the next ones, and the other way round.
+# Parsed modules kept in memory, by their lines: a checked file is often imported by the next
+# ones, and the other way round.
 _TREE_LINES_KEPT = 40_000
 
 
@@ -57,7 +55,7 @@ class ProjectIndex:
         # what the files being checked depend on (per-file results cache): file -> digest, and
         # "dir:" + directory -> mtime for the directories where an import was looked up
         self.recordings: List[Dict[str, str]] = []
-        self.trees: "OrderedDict[Tuple[str, str], Tuple[Tuple[cst.Module, ast.Module], int]]" = OrderedDict()
+        self.trees: "OrderedDict[Tuple[str, str], Tuple[ast.Module, int]]" = OrderedDict()
         self.tree_lines = 0
         # configured wrappers and normalizers are vocabulary too
         self.gate_words = tuple(called_name(entry) for entry in (*config.readers, *config.writers, *config.tables, *config.normalizers))
@@ -102,25 +100,28 @@ class ProjectIndex:
                 looked_in.extend(_existing_chain(os.path.join(root, source_root), parts))
         return None
 
-    def parse(self, path: str, digest: str, source: Union[str, bytes], module_name: str = "") -> Tuple[cst.Module, ast.Module]:
-        """Both trees of a module, shared between checking a file and summarizing it for its
-        importers (a libcst parse is the biggest cost); the last few are kept, by content."""
+    def parse(self, path: str, digest: str, source: Union[str, bytes], module_name: str = "",
+              tree: Optional[ast.Module] = None) -> ast.Module:
+        """The tree the analysis reads (functions the gate leaves out read as ``pass``), shared
+        between checking a file and summarizing it for its importers; the last few are kept, by
+        content. ``tree``: CPython's tree of ``source`` when the caller has it (flake8's), which
+        is then not parsed again (and not changed)."""
         key = (os.path.normpath(os.path.abspath(path)), digest)
         if key in self.trees:
             self.trees.move_to_end(key)
             return self.trees[key][0]
-        gate = functools.partial(reduced_source, module_name=module_name,
+        gate = functools.partial(reduced_tree, module_name=module_name,
                                  extra_words=self.gate_words + tuple(self.database_methods()),
                                  is_project_module=lambda name: self.path_for(name, path) is not None)
-        trees = parse_both(source, path, gate)
+        module = parse(source, path, gate) if tree is None else parse(source, path, gate, tree=tree)
         lines = (source.count(b"\n") if isinstance(source, bytes) else source.count("\n")) + 1
         count("files parsed")
         count("lines parsed", lines)
-        self.trees[key] = (trees, lines)
+        self.trees[key] = (module, lines)
         self.tree_lines += lines
         while self.tree_lines > _TREE_LINES_KEPT and len(self.trees) > 1:
             self.tree_lines -= self.trees.popitem(last=False)[1][1]
-        return trees
+        return module
 
     @contextmanager
     def recording(self) -> Iterator[Dict[str, str]]:
@@ -256,14 +257,15 @@ class ProjectIndex:
         try:
             with open(path, "rb") as handle:
                 data = handle.read()
-            module, tree = self.parse(path, _digest(data), data, module_name)
-        except (OSError, SourceRejected, SourceError, cst.ParserSyntaxError, RecursionError, UnicodeDecodeError,
-                ValueError):
+            text = decode_source(data)
+            module = self.parse(path, _digest(data), text, module_name)
+        except (OSError, SourceRejected, SourceError, RecursionError, UnicodeDecodeError, ValueError):
             return EMPTY_EXPORT
         relative = os.path.relpath(path, self.root).replace(os.sep, "/")
-        analysis = ModuleAnalysis(module, relative, self.config, self, module_name,
-                                  os.path.basename(path) == "__init__.py", path)
-        return _export_of(analysis, tree, path, relative)
+        with source_lines(physical_lines(text)):  # the importer's own lines come back after it
+            analysis = ModuleAnalysis(module, relative, self.config, self, module_name,
+                                      os.path.basename(path) == "__init__.py", path)
+            return _export_of(analysis, module, path, relative)
 
 
 def _export_of(analysis: Any, tree: ast.Module, path: str, relative: str) -> "ModuleExport":
@@ -281,7 +283,7 @@ def _export_of(analysis: Any, tree: ast.Module, path: str, relative: str) -> "Mo
         keys = module_keys(analysis, tree, relative)
     except RecursionError:
         keys = EMPTY_KEYS
-    return ModuleExport(_with_locations(analysis.module, tree, analysis.statement_of, os.path.abspath(path), summaries),
+    return ModuleExport(_with_locations(analysis.statement_of, os.path.abspath(path), summaries),
                         dict(analysis.info.rewrites), dict(analysis.info.field_absorbs),
                         dict(analysis.info.primary_keys), set(analysis.info.validation_models), keys,
                         dict(analysis.info.derivations))
@@ -336,26 +338,23 @@ def _derivations_from(rows: Any) -> Derivations:
 EMPTY_EXPORT = ModuleExport()
 
 
-def _with_locations(module: cst.Module, tree: ast.Module, statement_of: Dict[int, cst.CSTNode], where: str,
+def _with_locations(statement_of: Dict[int, ast.AST], where: str,
                     summaries: Dict[str, FunctionSummary]) -> Dict[str, FunctionSummary]:
-    """Give each exported access a ``path:line``: the line of its statement, from CPython's tree
-    (libcst's PositionProvider would cost twice the parse)."""
+    """Give each exported access a ``path:line``: the line of its statement."""
     if not any(s.accesses for s in summaries.values()):
         return summaries
-    lines = statement_lines(module, tree)
     out = {}
     for name, summary in summaries.items():
-        accesses = tuple(_located(a, where, lines, statement_of) for a in summary.accesses)
+        accesses = tuple(_located(a, where, statement_of) for a in summary.accesses)
         out[name] = replace(summary, accesses=accesses)
     return out
 
 
-def _located(access: SummaryAccess, where: str, lines: Dict[int, int],
-             statement_of: Dict[int, cst.CSTNode]) -> SummaryAccess:
+def _located(access: SummaryAccess, where: str, statement_of: Dict[int, ast.AST]) -> SummaryAccess:
     if access.where or access.node is None:
         return replace(access, node=None)
     statement = statement_of.get(id(access.node))
-    line = lines.get(id(statement)) if statement is not None else None
+    line = statement.lineno if isinstance(statement, ast.stmt) else None
     return replace(access, where=f"{where}:{line}" if line else where, node=None)
 
 

@@ -14,15 +14,18 @@ Three sources, most precise first:
 
 from __future__ import annotations
 
+import ast
+import io
 import os
 import re
 import stat
+import tokenize
 from dataclasses import dataclass, field
-from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
 
-import libcst as cst
 
 from keydrift.analysis.helpernames import name_tokens
+from keydrift.analysis.tree import FUNCTION_TYPES, FunctionNode, parameters, segment, string_literal
 from keydrift.analysis.values import dotted_name, last_name
 from keydrift.vocabulary import DATABASE_VOCABULARY
 
@@ -43,92 +46,138 @@ class ClassInfo:
     returns: Dict[str, str] = field(default_factory=dict)  # method -> annotated return class
 
 
-def annotation_class(annotation: Optional[cst.BaseExpression]) -> str:
+def annotation_class(annotation: Optional[ast.expr]) -> str:
     """``Repo``, ``"Repo"``, ``app.Repo``, ``Optional[Repo]``, ``Repo | None`` -> "Repo"."""
     if annotation is None:
         return ""
-    if isinstance(annotation, cst.SimpleString):
-        text = annotation.value.strip("'\"")
-        return text.rsplit(".", 1)[-1] if re.fullmatch(r"[A-Za-z_][\w.]*", text) else ""
-    if isinstance(annotation, cst.Subscript) and last_name(annotation.value) == "Optional" \
-            and len(annotation.slice) == 1 and isinstance(annotation.slice[0].slice, cst.Index):
-        return annotation_class(annotation.slice[0].slice.value)
-    if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+    if isinstance(annotation, ast.Constant):
+        return _constant_class(annotation)
+    if isinstance(annotation, ast.Subscript) and last_name(annotation.value) == "Optional" \
+            and not isinstance(annotation.slice, (ast.Tuple, ast.Slice)):
+        return annotation_class(annotation.slice)
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
         sides = [annotation_class(annotation.left), annotation_class(annotation.right)]
         named = [s for s in sides if s and s != "None"]
         return named[0] if len(named) == 1 else ""
-    if isinstance(annotation, (cst.Name, cst.Attribute)):
+    if isinstance(annotation, (ast.Name, ast.Attribute)):
         name = last_name(annotation)
         return name if name and name[0].isupper() else ""
     return ""
 
 
-def param_annotations(function: cst.FunctionDef) -> Dict[str, str]:
-    params = function.params
+def _constant_class(annotation: ast.Constant) -> str:
+    """A string annotation read as written: one plain literal (``"Repo"``, ``'app.Repo'``), not a
+    prefixed or implicitly concatenated one; ``None``/``True``/``False`` name themselves."""
+    value = annotation.value
+    if value is None or value is True or value is False:
+        return str(value)
+    if not isinstance(value, str):
+        return ""
+    written = segment(annotation)
+    text = (written if written is not None else value).strip("'\"")
+    return text.rsplit(".", 1)[-1] if re.fullmatch(r"[A-Za-z_][\w.]*", text) else ""
+
+
+def param_annotations(function: FunctionNode) -> Dict[str, str]:
     out = {}
-    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-        name = annotation_class(param.annotation.annotation) if param.annotation is not None else ""
+    for param in parameters(function):
+        name = annotation_class(param.annotation)
         if name:
-            out[param.name.value] = name
+            out[param.arg] = name
     return out
 
 
-def class_infos(module: cst.Module) -> Dict[str, ClassInfo]:
+def class_infos(module: ast.Module) -> Dict[str, ClassInfo]:
     """Every top-level class (and classes nested in if/try blocks) of the module."""
     infos: Dict[str, ClassInfo] = {}
     for cls in _classes(module.body):
-        info = ClassInfo([dotted_name(b.value) for b in cls.bases if dotted_name(b.value)])
-        for statement in _block(cls.body):
-            if isinstance(statement, cst.FunctionDef):
-                returned = annotation_class(statement.returns.annotation) if statement.returns is not None else ""
+        bases = [dotted_name(b.value if isinstance(b, ast.Starred) else b) for b in cls.bases]
+        info = ClassInfo([b for b in bases if b])
+        for statement in block(cls.body, cls):
+            if isinstance(statement, FUNCTION_TYPES):
+                returned = annotation_class(statement.returns)
                 if returned:
-                    info.returns[statement.name.value] = returned
+                    info.returns[statement.name] = returned
                 _self_attributes(statement, info.attributes)
-            elif isinstance(statement, cst.SimpleStatementLine):
-                for small in statement.body:
-                    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
-                        name = annotation_class(small.annotation.annotation)
-                        if name:
-                            info.attributes.setdefault(small.target.value, name)
-        infos[cls.name.value] = info
+            elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+                name = annotation_class(statement.annotation)
+                if name:
+                    info.attributes.setdefault(statement.target.id, name)
+        infos[cls.name] = info
     return infos
 
 
-def _self_attributes(method: cst.FunctionDef, attributes: Dict[str, str]) -> None:
+def _self_attributes(method: FunctionNode, attributes: Dict[str, str]) -> None:
     """``self.x = Repo(...)``, ``self.x: Repo = ...``, ``self.x = x`` with ``x: Repo``."""
     annotated = param_annotations(method)
-    for statement in _block(method.body):
-        if not isinstance(statement, cst.SimpleStatementLine):
+    for statement in block(method.body, method):
+        target: Optional[ast.expr] = None
+        value: Optional[ast.expr] = None
+        annotation: Optional[ast.expr] = None
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target, value = statement.targets[0], statement.value
+        elif isinstance(statement, ast.AnnAssign):
+            target, value, annotation = statement.target, statement.value, statement.annotation
+        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                and target.value.id == "self"):
             continue
-        for small in statement.body:
-            target, value, annotation = None, None, None
-            if isinstance(small, cst.Assign) and len(small.targets) == 1:
-                target, value = small.targets[0].target, small.value
-            elif isinstance(small, cst.AnnAssign):
-                target, value, annotation = small.target, small.value, small.annotation.annotation
-            if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
-                    and target.value.value == "self"):
-                continue
-            name = annotation_class(annotation)
-            if not name and isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute)):
-                called = last_name(value.func)
-                name = called if called[:1].isupper() else ""
-            if not name and isinstance(value, cst.Name):
-                name = annotated.get(value.value, "")
-            if name:
-                attributes.setdefault(target.attr.value, name)
+        name = annotation_class(annotation)
+        if not name and isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)):
+            called = last_name(value.func)
+            name = called if called[:1].isupper() else ""
+        if not name and isinstance(value, ast.Name):
+            name = annotated.get(value.id, "")
+        if name:
+            attributes.setdefault(target.attr, name)
 
 
-def _classes(body: Sequence[cst.CSTNode]) -> Iterator[cst.ClassDef]:
+def _classes(body: Sequence[ast.stmt]) -> Iterator[ast.ClassDef]:
     for node in body:
-        if isinstance(node, cst.ClassDef):
+        if isinstance(node, ast.ClassDef):
             yield node
-        elif isinstance(node, (cst.If, cst.Try)):
-            yield from _classes(_block(node.body))
+        elif isinstance(node, (ast.If, ast.Try)):
+            yield from _classes(node.body)
 
 
-def _block(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
-    return body.body if isinstance(body, cst.IndentedBlock) else ()
+class _Span(NamedTuple):
+    """A stretch of one line, for ``tree.segment``."""
+
+    lineno: int
+    col_offset: int
+    end_lineno: int
+    end_col_offset: int
+
+
+def plain_string(node: Optional[ast.AST]) -> Optional[str]:
+    """The value of a string written as one literal (``"email"``), not as implicitly
+    concatenated ones (``"em" "ail"``), which the readers of names have never taken."""
+    value = string_literal(node)
+    written = segment(node) if value is not None else None  # type: ignore[arg-type]
+    if written is None:
+        return value
+    try:
+        parts = sum(t.type == tokenize.STRING for t in tokenize.generate_tokens(io.StringIO(f"({written})").readline))
+    except (tokenize.TokenError, SyntaxError):
+        return value
+    return value if parts <= 1 else None
+
+
+def block(statements: Sequence[ast.stmt], header: Optional[ast.AST] = None) -> Sequence[ast.stmt]:
+    """The statements of a body written as an indented block; none for a body written on its
+    header's line (``def f(): return x``, ``class Meta: model = User``), which the readers of
+    model facts, receivers and forms have always left out. Without the source lines, a body
+    starting on the header's first line is taken for one written on it."""
+    if not statements:
+        return statements
+    line, column = getattr(statements[0], "lineno", None), getattr(statements[0], "col_offset", None)
+    if line is None or column is None:
+        return statements  # built, not parsed (a function body the gate left out is ``pass``)
+    before = segment(_Span(line, 0, line, column))
+    if before is None:
+        on_header = header is not None and line == getattr(header, "lineno", None)
+    else:
+        on_header = bool(before.strip())
+    return () if on_header else statements
 
 
 # -- the project's methods, by name ------------------------------------------------------------

@@ -22,14 +22,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
-import libcst as cst
-
 from keydrift.analysis.facts import (
     CASE, CALL, FETCH, FORMAT, IDNA, LOOKUP, NORMALIZER, REDERIVED, SLASH, SLUG, UNICODE, URL, WHITESPACE,
     WRITE, KeyAccess, Step,
 )
 from keydrift.analysis.pairing import canonical_step
-from keydrift.analysis.positions import statement_nodes
 from keydrift.analysis.summaries import parameter_of
 from keydrift.types import FixFacts
 
@@ -133,7 +130,6 @@ EMPTY_KEYS = ModuleKeys("")
 def module_keys(analysis: Any, tree: ast.Module, path: str) -> ModuleKeys:
     """The registry facts of an analyzed module (``ModuleAnalysis``), its walkers already run or
     run here. ``path`` is the module's file relative to the project root."""
-    nodes = statement_nodes(analysis.module, tree)
     uses: List[KeyUse] = []
     names = ["<module>", *analysis.units]
     for name in names:
@@ -141,31 +137,31 @@ def module_keys(analysis: Any, tree: ast.Module, path: str) -> ModuleKeys:
         params = analysis.units[name].params if name in analysis.units else ()
         seen = set()
         for access in walker.accesses:
-            use = _use(access, name, params, path, nodes, analysis.statement_of)
+            use = _use(access, name, params, path, analysis.statement_of)
             if use is not None and use not in seen:
                 seen.add(use)
                 uses.append(use)
     rewrites = tuple(
         ModelRewrite(entity, name, tuple(Step(s.kind, s.label) for s in r.steps), r.by,
-                     _site_of(r.node, path, nodes))
+                     _site_of(r.node, path))
         for (entity, name), r in analysis.info.rewrites.items())
     absorbs = tuple((entity, name, kinds) for (entity, name), kinds in analysis.info.field_absorbs.items())
     return ModuleKeys(path, tuple(uses), rewrites, absorbs)
 
 
-def _site_of(node: Optional[cst.CSTNode], path: str, nodes: Dict[int, ast.stmt]) -> Site:
-    statement = nodes.get(id(node)) if node is not None else None
-    if statement is None:
+def _site_of(node: Optional[ast.AST], path: str) -> Site:
+    """The statement's place (its line, byte column and last line); line 1 for anything else."""
+    if not isinstance(node, ast.stmt):
         return Site(path, 1)
-    return Site(path, statement.lineno, statement.col_offset, getattr(statement, "end_lineno", None) or statement.lineno)
+    return Site(path, node.lineno, node.col_offset, getattr(node, "end_lineno", None) or node.lineno)
 
 
-def _use(access: KeyAccess, function: str, params: Tuple[str, ...], path: str, nodes: Dict[int, ast.stmt],
-         statement_of: Dict[int, cst.CSTNode]) -> Optional[KeyUse]:
+def _use(access: KeyAccess, function: str, params: Tuple[str, ...], path: str,
+         statement_of: Dict[int, ast.AST]) -> Optional[KeyUse]:
     if not access.entity or not access.field or access.field == "*" or is_surrogate(access.field):
         return None
     statement = statement_of.get(id(access.node))
-    if statement is None or id(statement) not in nodes:
+    if not isinstance(statement, ast.stmt):
         return None
     origin, origin_text = classify(access.value.origins, params)
     steps = tuple(Step(s.kind, s.label) for s in access.value.steps)
@@ -176,7 +172,7 @@ def _use(access: KeyAccess, function: str, params: Tuple[str, ...], path: str, n
     return KeyUse(
         access.kind, access.role, access.entity, access.field,
         steps, access.absorbs, origin, origin_text,
-        access.value.text, function, _site_of(statement, path, nodes),
+        access.value.text, function, _site_of(statement, path),
         tuple((what, where) for what, where in access.trace), access.rewritten_by, access.via,
         parameter_of(access.value, params) is not None)
 

@@ -8,10 +8,9 @@ Summaries are plain data (no syntax nodes) so the project index can cache them o
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, List, Optional, Tuple
-
-import libcst as cst
 
 from keydrift.analysis.facts import KeyAccess, Step, Value
 from keydrift.analysis.rows import RowSource
@@ -34,7 +33,7 @@ class SummaryAccess:
     trace: Trace
     where: str = ""  # "app/repo.py:40", filled when the summary leaves its module
     # the access node, for positions inside the module that owns it; never serialized
-    node: Optional[cst.CSTNode] = field(default=None, compare=False, hash=False, repr=False)
+    node: Optional[ast.AST] = field(default=None, compare=False, hash=False, repr=False)
 
 
 @dataclass(frozen=True)

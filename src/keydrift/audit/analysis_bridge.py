@@ -4,8 +4,9 @@ them here means a change of those modules' internals is met in one file."""
 
 from __future__ import annotations
 
+import ast
 import os
-from typing import Dict, Iterator, Tuple
+from typing import Dict, Iterator, Optional, Tuple
 
 from keydrift.analysis.boundary import is_test_module
 from keydrift.analysis.normalizer_names import module_name_of
@@ -26,30 +27,38 @@ def not_production(module: str) -> bool:
     return is_test_module(module) or not_production_schema(module)
 
 
-def unique_columns(text: str, path: str, config: Config) -> Iterator[UniqueColumn]:
+def unique_columns(text: str, path: str, config: Config, tree: Optional[ast.Module] = None) -> Iterator[UniqueColumn]:
     """Columns of the unique declarations KD3 looks at (natural keys), canonicalized or not:
-    the code may canonicalize today and the data still hold yesterday's spellings."""
-    import libcst as cst
+    the code may canonicalize today and the data still hold yesterday's spellings. ``tree``:
+    CPython's tree of ``text`` when the caller has parsed it (it is read, not changed)."""
+    import warnings
+
     from keydrift.analysis.declarations import SchemaReader, is_migration_script
+    from keydrift.analysis.gating import physical_lines
+    from keydrift.analysis.tree import source_lines
 
     try:
-        module = cst.parse_module(text)
-        if is_migration_script(module):
-            return  # history of the schema, not the schema (as KD3 reads it)
-        reader = SchemaReader(config)
-        reader.read(module)
+        module = tree
+        if module is None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the analyzed code's invalid escapes are not ours to report
+                module = ast.parse(text, filename=path)
+        with source_lines(physical_lines(text)):
+            if is_migration_script(module):
+                return  # history of the schema, not the schema (as KD3 reads it)
+            reader = SchemaReader(config)
+            reader.read(module)
     except Exception:  # noqa: BLE001 - a file the analysis cannot read has no columns to give
         return
     facts = reader.facts
     if not facts.declarations:
         return
-    lines = _line_numbers(module)
     for declaration in facts.declarations:
         for column in declaration.columns:
             name = column.rsplit(".", 1)[-1]
             if schema.natural_key_kind(name) is None or _label_name(name, declaration.entity, facts.table_of_class):
                 continue
-            yield (declaration.entity, name, lines.get(id(declaration.node), 0), declaration.via,
+            yield (declaration.entity, name, getattr(declaration.node, "lineno", 0), declaration.via,
                    dict(facts.table_of_class))
 
 
@@ -62,28 +71,23 @@ def _label_name(column: str, entity: str, table_of_class: Dict[str, str]) -> boo
     return not any(schema.names_kind_of_thing(e) for e in {entity} | classes)
 
 
-def _line_numbers(module: object) -> Dict[int, int]:
-    import libcst as cst
-    from libcst.metadata import MetadataWrapper, PositionProvider
-
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # type: ignore[arg-type]
-    positions = wrapper.resolve(PositionProvider)
-    return {id(node): position.start.line for node, position in positions.items()
-            if isinstance(node, (cst.CSTNode,))}
-
-
 def key_accesses(data: bytes, path: str, config: Config) -> Iterator[Tuple[str, str, str]]:
     """(read|write, entity, field) of every key access the key-flow analysis finds."""
+    from keydrift.analysis.gating import physical_lines
     from keydrift.analysis.module import analyze
     from keydrift.analysis.project import module_name_for, project_index
+    from keydrift.analysis.tree import source_lines
     from keydrift.diskcache import digest
+    from keydrift.source import decode_source
 
     try:
         project = project_index(config, use_cache=config.cache)
         file = os.path.abspath(path)
         name, is_package = module_name_for(file, project.root)
-        module, _ = project.parse(file, digest(data), data, name)
-        facts = analyze(module, path, config, project, name, is_package, file).facts()
+        text = decode_source(data)
+        module = project.parse(file, digest(data), text, name)
+        with source_lines(physical_lines(text)):
+            facts = analyze(module, path, config, project, name, is_package, file).facts()
     except Exception:  # noqa: BLE001 - the linter reports what it cannot analyze; the audit goes on
         return
     for access in facts.accesses:

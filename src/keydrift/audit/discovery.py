@@ -72,7 +72,7 @@ def key_columns(paths: List[str], config: Config, configured: List[Tuple[str, st
                 progress_stream: Optional[TextIO] = None) -> Tuple[List[KeyColumn], List[Skipped]]:
     """The key columns of the project under ``paths``, and the keys that map to no column.
     A long scan shows ``[n/N] path`` on ``progress_stream`` when it is a terminal."""
-    from keydrift.audit import analysis_bridge  # loads libcst and the analysis
+    from keydrift.audit import analysis_bridge  # loads the analysis
 
     found = _Found()
     files = list(project_files(paths, config))
@@ -124,7 +124,7 @@ def _read_file(path: str, config: Config, found: _Found, bridge: object) -> None
             found.models.setdefault(model.name, model)
     shown = os.path.relpath(path, config.root or ".")
     if _UNIQUENESS_WORDS.search(text):
-        for entity, attribute, line, via, table_of in getattr(bridge, "unique_columns")(text, path, config):
+        for entity, attribute, line, via, table_of in getattr(bridge, "unique_columns")(text, path, config, tree):
             found.add(entity, attribute, f"{shown}:{line} {via}")
             found.tables_of_entity.update(table_of)
     if not DATABASE_VOCABULARY.search(text):

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
-import libcst as cst
-
-from keydrift.analysis.tree import child_nodes
+from keydrift.analysis.tree import walk
 
 from keydrift.analysis.boundary import Boundary, module_matches
 from keydrift.analysis.facts import RawFinding, RawFix
@@ -144,7 +143,7 @@ class NormalizerOutsideBoundary(Rule):
     def _own_module(analysis: object, name: str) -> bool:
         return name in analysis.units  # type: ignore[attr-defined]
 
-    def _finding(self, facts: object, node: cst.CSTNode, name: str, where: str, what: str,
+    def _finding(self, facts: object, node: ast.AST, name: str, where: str, what: str,
                  fix: Optional[RawFix] = None) -> RawFinding:
         path = getattr(facts, "path", "")
         return RawFinding(
@@ -157,19 +156,16 @@ class NormalizerOutsideBoundary(Rule):
         )
 
 
-def configured_calls(analysis: object) -> List[Tuple[cst.Call, str]]:
+def configured_calls(analysis: object) -> List[Tuple[ast.Call, str]]:
     """Calls, anywhere in the module, of a normalizer named in the configuration."""
     configured = tuple(analysis.config.normalizers)  # type: ignore[attr-defined]
     imports: Dict[str, Tuple[str, str]] = analysis.imports  # type: ignore[attr-defined]
-    found: List[Tuple[cst.Call, str]] = []
-    stack: List[cst.CSTNode] = [analysis.module]  # type: ignore[attr-defined]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Call):
+    found: List[Tuple[ast.Call, str]] = []
+    for node in walk(analysis.module):  # type: ignore[attr-defined]
+        if isinstance(node, ast.Call):
             qualified = _qualified(dotted_name(node.func), imports)
             if qualified and qualified in configured:
                 found.append((node, qualified.rsplit(".", 1)[-1]))
-        stack.extend(reversed(list(child_nodes(node))))
     return found
 
 

@@ -56,7 +56,7 @@ class FileNotAnalyzed(Rule):
     ## What it does
     Reports, once per file and on line 1, a file whose analysis exceeded a limit (more than
     2,000,000 characters of code, nesting deeper than the recursion budget, the time budget of
-    one file), is valid Python that libcst cannot read, or hit an internal error.
+    one file), or hit an internal error.
 
     ## Why is this bad?
     Keys read or written in that file are invisible to every other rule.
