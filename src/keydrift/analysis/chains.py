@@ -71,10 +71,18 @@ class Context:
         raise NotImplementedError  # pragma: no cover - interface
 
     def add(self, kind: str, key: Key, node: ast.AST, role: str, call_id: int, via: str,
-            saves: bool = False) -> None:
+            saves: bool = False, assigned_at: Optional[ast.stmt] = None) -> None:
         """Record an access; ``saves`` marks a write that goes through the model's save path
-        (``create``, ``save()``, ``session.add``), where write-time rewriting applies."""
+        (``create``, ``save()``, ``session.add``), where write-time rewriting applies;
+        ``assigned_at`` the statement that assigned the field of a record read before."""
         raise NotImplementedError  # pragma: no cover - interface
+
+    def take_assigned(self, objs: ast.expr, entity: str, fields: Sequence[str]
+                      ) -> List[Tuple[str, Value, ast.stmt]]:
+        """(field, value, assignment) of each listed field assigned on a record of ``entity``
+        that ``objs`` holds (``obj.name = n; changed.append(obj)``), no longer pending: the
+        caller writes them."""
+        return []
 
     def string_value(self, node: ast.expr) -> Optional[str]:
         raise NotImplementedError  # pragma: no cover - interface

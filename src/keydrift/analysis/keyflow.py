@@ -372,6 +372,29 @@ class FunctionWalker(Context):
             return True
         return isinstance(bound, ast.Call) and last_name(bound.func) in CONTAINER_CONSTRUCTORS
 
+    def take_assigned(self, objs: ast.expr, entity: str, fields: Sequence[str]
+                      ) -> List[Tuple[str, Value, ast.stmt]]:
+        taken: List[Tuple[str, Value, ast.stmt]] = []
+        for name in self._held_records(objs):
+            record = self.state.records[name]
+            if record.entity != entity:
+                continue
+            for field_name in fields:
+                if field_name in record.pending:
+                    value, statement = record.pending.pop(field_name)
+                    taken.append((field_name, value, statement))
+        return taken
+
+    def _held_records(self, objs: ast.expr) -> List[str]:
+        """Names of records in a list display or a list filled statement by statement."""
+        if isinstance(objs, ast.Name) and objs.id in self.state.filled:
+            elements: Sequence[ast.expr] = self.state.filled[objs.id]
+        else:
+            resolved = self.resolve(objs)
+            elements = _elements(resolved) if isinstance(resolved, (ast.List, ast.Tuple, ast.Set)) else []
+        names = [e.id for e in elements if isinstance(e, ast.Name) and e.id in self.state.records]
+        return list(dict.fromkeys(names))
+
     def primary_key(self, entity: str) -> str:
         if self.analysis is not None:
             return self.analysis.primary_key(entity)  # type: ignore[attr-defined]

@@ -31,7 +31,7 @@ Join = Tuple[Column, Column]
 
 # Chain methods after which the result is not rows of the entity (a count, a write, one record).
 NOT_ROWS = (django.UPDATE_METHODS | django.DELETE_METHODS | django.CREATE_METHODS | django.UPSERT_METHODS
-            | django.BULK_CREATE_METHODS | django.SINGLE_RECORD_METHODS
+            | django.BULK_CREATE_METHODS | django.BULK_UPDATE_METHODS | django.SINGLE_RECORD_METHODS
             | frozenset({"exists", "count", "aggregate", "aexists", "acount", "insert", "replace",
                          "scalar", "one", "one_or_none", "first"}))
 # Methods that hand back the rows of the call they are applied to.

@@ -32,6 +32,10 @@ UPDATE_METHODS: FrozenSet[str] = frozenset({"update", "aupdate"})
 DELETE_METHODS: FrozenSet[str] = frozenset({"delete", "adelete"})
 
 BULK_CREATE_METHODS: FrozenSet[str] = frozenset({"bulk_create", "abulk_create"})
+# ``bulk_update(objs, fields)``: writes the listed fields of records fetched and assigned
+# before; like ``bulk_create`` and ``update()`` it never calls ``save()``.
+BULK_UPDATE_METHODS: FrozenSet[str] = frozenset({"bulk_update", "abulk_update"})
+BULK_UPDATE_FIELDS_KWARG = "fields"
 
 # Manager methods that normalize fields before saving (Django's UserManager):
 # method -> (positional field names, {field: the normalization applied}). normalize_email

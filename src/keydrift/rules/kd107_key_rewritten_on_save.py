@@ -34,7 +34,8 @@ class KeyRewrittenOnSave(Rule):
 
     It also finds a key that `save()` derives from another field (`self.slug =
     slugify(self.title)`) when the function looks records up by that key and writes the source
-    field through a path that never calls `save()` (`bulk_create`, `QuerySet.update`).
+    field through a path that never calls `save()` (`bulk_create`, `QuerySet.update`, or
+    `bulk_update(objs, fields)` listing the source field assigned on records read before).
 
     ## Why is this bad?
     `User.objects.get_or_create(email="Bob@Example.com")` looks for the mixed-case value, finds
@@ -43,8 +44,10 @@ class KeyRewrittenOnSave(Rule):
 
     ## Known problems
     The rewriting must be visible in the analyzed module (the model defined in the same file
-    or, with the project index, in an imported module). `QuerySet.update()` and
-    `bulk_create()` bypass `save()` and are not treated as rewritten. A Django model's
+    or, with the project index, in an imported module). `QuerySet.update()`, `bulk_create()`
+    and `bulk_update()` bypass `save()` and are not treated as rewritten; `bulk_update()` is read
+    only for records the function fetched and assigned (`obj.name = n`) and put in a list
+    display or a list it filled. A Django model's
     `clean()` runs only from forms and `full_clean()`, never from `save()`/`create()`/
     `get_or_create()`, so it is not a write-time rewrite there (a mongoengine document's is:
     its `save()` validates). In `__init__`, only a known canonicalizing step (`lower()`,

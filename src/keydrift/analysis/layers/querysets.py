@@ -174,11 +174,42 @@ def model_chain(reader: ChainReader, entity: str, links: Sequence[Link], write_c
             write_chain = True
         elif name in django.BULK_CREATE_METHODS and positional_args(call):
             reader.bulk(positional_args(call)[0], saves=False)  # bulk_create bypasses save()
+        elif name in django.BULK_UPDATE_METHODS:
+            bulk_update(reader, call, entity)
         elif name in django.SINGLE_RECORD_METHODS:
             info.single_record = True
     reader.emit(WRITE if write_chain else READ, lookups, LOOKUP)
     info.lookups = [] if write_chain else lookups
     return info
+
+
+def bulk_update(reader: ChainReader, call: ast.Call, entity: str) -> None:
+    """``M.objects.bulk_update(objs, ["name"])``: each listed field assigned on a record that
+    ``objs`` holds is written as assigned, and ``save()`` never runs (so the keys it derives
+    from those fields are not derived: KD107)."""
+    args = positional_args(call)
+    fields = keyword(call, django.BULK_UPDATE_FIELDS_KWARG) or (args[1] if len(args) > 1 else None)
+    if not args or fields is None:
+        return
+    names = field_names(fields, reader.ctx)
+    for field_name, value, statement in reader.ctx.take_assigned(args[0], entity, names):
+        reader.ctx.add(WRITE, Key(entity, field_name, value), reader.outer, STORE, reader.call_id, reader.via,
+                       assigned_at=statement)
+
+
+def field_names(expr: ast.expr, ctx: Context) -> List[str]:
+    """``["name", "slug"]`` / ``[M.name]`` (peewee) -> the field names; [] for anything else."""
+    expr = ctx.resolve(expr)
+    if not isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
+        return []
+    names = []
+    for element in map(element_value, expr.elts):
+        name = ctx.string_value(element)
+        column = column_of(element) if name is None else None
+        name = column[1] if column is not None else name
+        if name:
+            names.append(name)
+    return names
 
 
 def normalized_create(reader: ChainReader, call: ast.Call, entity: str, method: str) -> List[Key]:
