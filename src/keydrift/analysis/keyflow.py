@@ -15,7 +15,7 @@ from typing import ContextManager, Dict, FrozenSet, Iterable, Iterator, List, Op
 from keydrift.analysis.tree import LOOP_TYPES, WITH_TYPES, child_nodes, is_true, parameters, segment, walk
 
 from keydrift.analysis import pairing
-from keydrift.analysis.models import Derivations, Rewrite, model_facts
+from keydrift.analysis.models import Constructor, Constructors, Derivations, Rewrite, constructor, model_facts
 from keydrift.analysis.accesses import (
     ChainInfo,
     ChainReader,
@@ -158,6 +158,8 @@ class ModuleInfo:
     validation_models: Set[str] = field(default_factory=set)
     # (entity, source field) -> keys the model's save() derives from it
     derivations: Derivations = field(default_factory=dict)
+    # class -> how calling it fills its fields (positional order, dataclass post-init rewrites)
+    constructors: Constructors = field(default_factory=dict)
     # module-level names bound to the user model: ``UserModel = get_user_model()``
     user_model_aliases: Set[str] = field(default_factory=set)
 
@@ -609,6 +611,8 @@ class FunctionWalker(Context):
             self.state.instances[name] = Instance(last_name(inner.func) if not isinstance(inner.func, ast.Attribute)
                                                   else last_name(inner.func.value),
                                                   ValidatedFields(code(mapping), _short_call(inner)))  # type: ignore[arg-type]
+        elif isinstance(inner, ast.Call) and self.constructed(inner) is not None:
+            self.state.instances[name] = self.constructed(inner)  # type: ignore[assignment]
         elif isinstance(inner, ast.Call) and constructed_instances(inner) \
                 and not self.is_validation_model(last_name(inner.func)):
             entity = last_name(inner.func)
@@ -616,6 +620,31 @@ class FunctionWalker(Context):
         elif isinstance(inner, ast.Attribute) and self.related_model(inner.attr):
             # ``user = self.instance.user``: a related record, saved through the variable
             self.state.records[name] = Record(self.related_model(inner.attr), {})
+
+    def constructed(self, call: ast.Call) -> Optional[Instance]:
+        """An instance of a class whose constructor the project shows: each positional argument
+        is the field it is passed to, and the class's post-init rewrites (a dataclass's
+        ``self.email = self.email.lower()``) apply to the fields as built. None when an
+        argument cannot be placed (a ``*spread``, more positional arguments than known)."""
+        entity = last_name(call.func)
+        made = self.constructor(entity) if is_model_name(entity) else None
+        if made is None or self.is_validation_model(entity):
+            return None
+        if any(isinstance(a, ast.Starred) for a in call.args) or len(call.args) > len(made.positional):
+            return None
+        fields = {name: self.eval(arg) for name, arg in zip(made.positional, call.args)}
+        fields.update({name: self.eval(value) for name, value in keyword_items(call, self)})
+        for name, steps in made.rewrites:
+            if name in fields:
+                value = fields[name]
+                added = pairing.steps_not_applied(value.steps, steps)
+                fields[name] = Value(value.origins, value.steps + added, value.text)
+        return Instance(entity, fields)
+
+    def constructor(self, entity: str) -> Optional[Constructor]:
+        if self.analysis is not None:
+            return self.analysis.constructor(entity)  # type: ignore[attr-defined]
+        return self.module.constructors.get(entity)
 
     def _validated_mapping(self, call: ast.Call) -> Optional[ast.expr]:
         """The mapping a validation model is built from: ``M.model_validate(data)``,
@@ -1209,6 +1238,9 @@ def module_info(module: ast.Module) -> ModuleInfo:
             if any(last_name(b.value if isinstance(b, ast.Starred) else b) in VALIDATION_BASES
                    for b in statement.bases):
                 info.validation_models.add(statement.name)
+            made = constructor(statement)
+            if made is not None:
+                info.constructors[statement.name] = made
     model_facts(module, info.rewrites, info.field_absorbs, info.derivations)
     return info
 

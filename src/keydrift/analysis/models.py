@@ -3,6 +3,8 @@
 Write-time rewriting is code that transforms a key whenever a record is stored: a Django
 ``save()``/``clean()`` override (``self.email = self.email.lower()``), a ``pre_save`` receiver,
 a SQLAlchemy ``@validates`` method. Lookups that pass the raw value then miss the stored row.
+Also how calling a class fills its fields (``Constructor``): positional arguments in field
+order, and a dataclass/attrs post-init hook's rewrites, which the built instance already has.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from keydrift.analysis.receivers import block, plain_string
 from keydrift.analysis.tree import (
     FUNCTION_TYPES, FunctionNode, all_argument_values, keyword_arg,
 )
-from keydrift.analysis.values import Evaluator, code, last_name
+from keydrift.analysis.values import Evaluator, code, dotted_name, last_name
 from keydrift.frameworks import schema
 
 # Methods that run whenever a record is stored.
@@ -30,6 +32,18 @@ DJANGO_VALIDATION_METHODS = frozenset({"clean", "full_clean"})
 # a constructor that canonicalizes says so with a known step (``.lower()``, ``slugify()``...).
 CONSTRUCTOR_REWRITE_KINDS = frozenset({"case", "whitespace", "slash", "url", "unicode", "idna", "slug", "normalizer"})
 SIGNALS = frozenset({"pre_save"})
+# Class decorators that generate ``__init__`` from the annotated fields, in order (dataclasses,
+# attrs), and the hook the generated ``__init__`` calls once the fields are set.
+FIELD_CLASS_DECORATORS = frozenset({
+    "dataclass", "dataclasses.dataclass", "pydantic.dataclasses.dataclass",
+    "attr.s", "attr.attrs", "attr.define", "attr.frozen", "attr.mutable", "attr.dataclass",
+    "attrs.define", "attrs.frozen", "attrs.mutable", "define", "frozen", "mutable",
+})
+POST_INIT_METHODS = frozenset({"__post_init__", "__attrs_post_init__"})
+# ``x: int = field(init=False)`` / ``attr.ib(init=False)``: not a parameter of ``__init__``.
+FIELD_SPECIFIERS = frozenset({"field", "ib", "attrib"})
+_NOT_FIELDS = frozenset({"ClassVar"})
+_KEYWORD_ONLY_MARKER = "KW_ONLY"
 VALIDATOR_DECORATORS = frozenset({"validates"})
 
 
@@ -52,6 +66,21 @@ class Derivation:
 
 # Derived keys a save() override computes, by (entity, source field).
 Derivations = Dict[Tuple[str, str], Tuple[Derivation, ...]]
+
+
+@dataclass(frozen=True)
+class Constructor:
+    """How calling a class fills its instance's fields: the field each positional argument
+    becomes (``Subscriber(email, "trial")``), and the rewrites the instance gets once built
+    (a dataclass's ``__post_init__``: ``self.email = self.email.lower()``)."""
+
+    positional: Tuple[str, ...]
+    rewrites: Tuple[Tuple[str, Tuple[Step, ...]], ...] = ()
+    by: str = ""  # "SignupRequest.__post_init__()"
+
+
+# Constructors of the module's classes that declare one (a generated or written ``__init__``).
+Constructors = Dict[str, Constructor]
 
 
 # Compound statements whose blocks hold the statements read (``for`` and ``with`` async too).
@@ -136,6 +165,72 @@ def _derived_keys(cls: ast.ClassDef, derivations: Derivations) -> None:
             key = (cls.name, sources[0])
             derived = Derivation(target.attr, value.steps, f"{cls.name}.save()")
             derivations[key] = derivations.get(key, ()) + (derived,)
+
+
+def constructor(cls: ast.ClassDef) -> Optional[Constructor]:
+    """What calling the class does with its arguments, when the module shows it: a dataclass /
+    attrs class's fields in order and its post-init rewrites, or a written ``__init__``'s
+    parameters (each the field it is assigned to). A field class with bases may inherit fields
+    that come first: its positional order is unknown then (keywords still map)."""
+    methods = {node.name: node for node in block(cls.body, cls) if isinstance(node, FUNCTION_TYPES)}
+    if _is_field_class(cls):
+        fields = () if cls.bases else _init_fields(cls)
+        hook = next((methods[name] for name in POST_INIT_METHODS if name in methods), None)
+        rewrites = tuple((name, steps) for name, steps in (_attribute_rewrites(hook, "self") if hook else ())
+                         if any(step.kind in CONSTRUCTOR_REWRITE_KINDS for step in steps))
+        by = f"{cls.name}.{hook.name}()" if hook is not None else ""
+        return Constructor(fields, rewrites, by)
+    init = methods.get("__init__")
+    if init is None:
+        return None
+    return Constructor(tuple(_assigned_field(init, param) for param in _param_names(init)[1:]))
+
+
+def _is_field_class(cls: ast.ClassDef) -> bool:
+    for decorator in cls.decorator_list:
+        name = dotted_name(decorator.func if isinstance(decorator, ast.Call) else decorator)
+        if name in FIELD_CLASS_DECORATORS:
+            return True
+    return False
+
+
+def _init_fields(cls: ast.ClassDef) -> Tuple[str, ...]:
+    """The positional parameters of a generated ``__init__``: annotated fields in order, less
+    class variables, ``init=False`` fields and what follows a ``KW_ONLY`` marker."""
+    fields = []
+    for statement in block(cls.body, cls):
+        if not (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)):
+            continue
+        annotation = last_name(statement.annotation.value if isinstance(statement.annotation, ast.Subscript)
+                               else statement.annotation)
+        if annotation == _KEYWORD_ONLY_MARKER:
+            break
+        if annotation in _NOT_FIELDS or _not_in_init(statement.value):
+            continue
+        fields.append(statement.target.id)
+    return tuple(fields)
+
+
+def _not_in_init(value: Optional[ast.expr]) -> bool:
+    """``field(init=False)``, ``attr.ib(init=False)``, ``field(kw_only=True)``."""
+    if not (isinstance(value, ast.Call) and last_name(value.func) in FIELD_SPECIFIERS):
+        return False
+    init, kw_only = keyword_arg(value, "init"), keyword_arg(value, "kw_only")
+    return (isinstance(init, ast.Constant) and init.value is False) or (
+        isinstance(kw_only, ast.Constant) and kw_only.value is True)
+
+
+def _assigned_field(init: FunctionNode, param: str) -> str:
+    """The attribute ``__init__`` stores a parameter in (``self.address = email.lower()`` ->
+    "address"); the parameter's own name when no statement says."""
+    evaluator = Evaluator({}, {})
+    for small in _small_statements(block(init.body, init)):
+        if isinstance(small, ast.Assign) and len(small.targets) == 1:
+            target = small.targets[0]
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                    and target.value.id == "self" and param in evaluator.eval(small.value).origins:
+                return target.attr
+    return param
 
 
 def _star_kwargs(func: FunctionNode) -> str:

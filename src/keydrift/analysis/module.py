@@ -14,7 +14,7 @@ from keydrift.analysis.forms import form_writes
 from keydrift.analysis.helpernames import is_runner_name
 from keydrift.analysis.facts import NORMALIZER, READ, WRITE, KeyAccess, Step, Value
 from keydrift.analysis.keyflow import FunctionWalker, ModuleFacts, module_info
-from keydrift.analysis.models import Derivation, Rewrite
+from keydrift.analysis.models import Constructor, Derivation, Rewrite
 from keydrift.analysis.receivers import (
     class_infos, method_index, param_annotations, plain_string, resolvable_by_name, unique_method,
 )
@@ -171,6 +171,13 @@ class ModuleAnalysis:
             return True
         found = self.imported_class(name)
         return bool(found) and found[1] in found[0].validation_models  # type: ignore[index,attr-defined]
+
+    def constructor(self, name: str) -> Optional[Constructor]:
+        """How calling a class fills its fields, declared here or where it is imported from."""
+        if name in self.info.constructors:
+            return self.info.constructors[name]
+        found = self.imported_class(name)
+        return found[0].constructors.get(found[1]) if found else None  # type: ignore[attr-defined]
 
     def derived_keys(self, target: Tuple[str, str]) -> Tuple[Derivation, ...]:
         """Keys the entity's save() derives from this field, declared here or where it is imported from."""

@@ -23,7 +23,7 @@ from keydrift.diskcache import (
 from keydrift.analysis.imports import SOURCE_ROOTS, module_name_for  # noqa: F401 - module_name_for: the index's API
 from keydrift.analysis.facts import Step
 from keydrift.analysis.gating import physical_lines, reduced_tree
-from keydrift.analysis.models import Derivation, Derivations, Rewrite
+from keydrift.analysis.models import Constructor, Constructors, Derivation, Derivations, Rewrite
 from keydrift.analysis.parsing import SourceRejected, parse
 from keydrift.analysis.receivers import method_index
 from keydrift.analysis.registry import EMPTY_KEYS, ModuleKeys, keys_from_json, keys_to_json, module_keys
@@ -286,7 +286,7 @@ def _export_of(analysis: Any, tree: ast.Module, path: str, relative: str) -> "Mo
     return ModuleExport(_with_locations(analysis.statement_of, os.path.abspath(path), summaries),
                         dict(analysis.info.rewrites), dict(analysis.info.field_absorbs),
                         dict(analysis.info.primary_keys), set(analysis.info.validation_models), keys,
-                        dict(analysis.info.derivations))
+                        dict(analysis.info.derivations), dict(analysis.info.constructors))
 
 
 @dataclass(frozen=True)
@@ -299,12 +299,16 @@ class ModuleExport:
     validation_models: Set[str] = field(default_factory=set)
     keys: ModuleKeys = EMPTY_KEYS  # what the module contributes to the project registry
     derivations: Derivations = field(default_factory=dict)  # keys save() derives from a field
+    constructors: Constructors = field(default_factory=dict)  # how calling a class fills its fields
 
     def to_json(self) -> Dict[str, Any]:
         return {
             "keys": keys_to_json(self.keys),
             "derivations": [[entity, source, d.field, [[s.kind, s.label] for s in d.steps], d.by]
                             for (entity, source), items in self.derivations.items() for d in items],
+            "constructors": {name: [list(c.positional), [[f, [[s.kind, s.label] for s in steps]]
+                                                          for f, steps in c.rewrites], c.by]
+                             for name, c in self.constructors.items()},
             "primary_keys": self.primary_keys,
             "validation_models": sorted(self.validation_models),
             "summaries": {name: to_json(s) for name, s in self.summaries.items()},
@@ -324,6 +328,10 @@ class ModuleExport:
             {str(n) for n in data.get("validation_models", ())},
             keys_from_json(data["keys"]),
             _derivations_from(data.get("derivations", ())),
+            {str(name): Constructor(tuple(map(str, positional)),
+                                    tuple((str(f), tuple(Step(str(k), str(l)) for k, l in steps))
+                                          for f, steps in rewrites), str(by))
+             for name, (positional, rewrites, by) in data.get("constructors", {}).items()},
         )
 
 
