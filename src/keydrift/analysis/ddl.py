@@ -23,7 +23,8 @@ def ddl_items(text: str) -> Tuple[DdlItem, ...]:
     """What DDL text declares, as (kind, table, columns, detail) tuples:
     ("column", t, (c,), (TEXT|OTHER, canonical_by)) for every column of a CREATE TABLE;
     ("unique", t, columns, (via,)) for a unique column, constraint or index;
-    ("canonical", t, columns, (why,)) for columns a functional/NOCASE unique index covers."""
+    ("canonical", t, columns, (why,)) for columns a functional/NOCASE unique index covers or a
+    CHECK constraint holds to their canonical form (``CHECK (email = lower(email))``)."""
     items: List[DdlItem] = []
     for statement in _parse_ddl(text):
         try:
@@ -34,12 +35,14 @@ def ddl_items(text: str) -> Tuple[DdlItem, ...]:
 
 
 def mentions_uniqueness(text: str) -> bool:
+    """Text that may declare what KD3 reads: a unique key (UNIQUE, PRIMARY KEY) or a CHECK that
+    holds a key to its canonical form (an ``ALTER TABLE ... ADD CONSTRAINT ... CHECK`` alone)."""
     upper = text.upper()
-    return "UNIQUE" in upper or "PRIMARY" in upper
+    return "UNIQUE" in upper or "PRIMARY" in upper or "CHECK" in upper
 
 
 def looks_like_ddl(text: str) -> bool:
-    """Cheap test before sqlglot: a CREATE/ALTER statement that mentions UNIQUE or PRIMARY."""
+    """Cheap test before sqlglot: a CREATE/ALTER statement that mentions UNIQUE, PRIMARY or CHECK."""
     return mentions_uniqueness(text) and schema.DDL_START.match(text) is not None
 
 
@@ -67,6 +70,7 @@ def _statement_items(statement: Any) -> Iterator[DdlItem]:
         kind = str(statement.args.get("kind") or "").upper()
         if kind == "TABLE" and isinstance(statement.this, exp.Schema):
             yield from _create_table_items(statement.this, exp)
+            yield from _check_items(_sql_name(statement.this.this), statement.this, exp)
         elif kind == "INDEX" and statement.args.get("unique") and isinstance(statement.this, exp.Index):
             yield from _create_index_items(statement.this, exp)
     elif isinstance(statement, _alter_types(exp)):
@@ -76,6 +80,7 @@ def _statement_items(statement: Any) -> Iterator[DdlItem]:
                 columns = _identifiers(unique.this)
                 if columns:
                     yield ("unique", table, columns, ("ALTER TABLE ... ADD UNIQUE",))
+            yield from _check_items(table, action, exp)
 
 
 def _alter_types(exp: Any) -> Tuple[type, ...]:
@@ -130,6 +135,45 @@ def _create_index_items(index: Any, exp: Any) -> Iterator[DdlItem]:
             yield ("canonical", table, columns, (f"the functional unique index {short(expression.sql())}",))
     if plain:
         yield ("unique", table, tuple(plain), ("CREATE UNIQUE INDEX",))
+
+
+def _check_items(table: str, node: Any, exp: Any) -> Iterator[DdlItem]:
+    """Columns a CHECK constraint (of a column, of the table, or added by ALTER TABLE) holds to
+    their canonical form: the condition, or one operand of an AND, is ``col = lower(col)``
+    (either side; ``upper``, ``trim``, ``lower(trim(col))``...). Each row then stores the canonical
+    spelling, so the unique key over it compares canonical values. An OR, an inequality, another
+    column or a function of the column on both sides holds nothing."""
+    for check in node.find_all(exp.CheckColumnConstraint):
+        for column in _canonical_equalities(check.this, exp):
+            yield ("canonical", table, (column,), (f"the CHECK constraint {short(check.this.sql())}",))
+
+
+def _canonical_equalities(condition: Any, exp: Any) -> Iterator[str]:
+    while isinstance(condition, exp.Paren):
+        condition = condition.this
+    if isinstance(condition, exp.And):
+        yield from _canonical_equalities(condition.this, exp)
+        yield from _canonical_equalities(condition.expression, exp)
+    elif isinstance(condition, exp.EQ):
+        for plain, other in ((condition.this, condition.expression), (condition.expression, condition.this)):
+            if isinstance(plain, exp.Column) and _canonical_form_of(other, _sql_name(plain), exp):
+                yield _sql_name(plain)
+
+
+def _canonical_form_of(expression: Any, column: str, exp: Any) -> bool:
+    """``lower(col)``, ``LOWER(TRIM(col))``: canonicalizing calls around the column itself."""
+    while isinstance(expression, exp.Paren):
+        expression = expression.this
+    if not _canonicalizing_sql(expression, exp) or isinstance(expression, exp.Collate):
+        return False
+    inner = expression.this
+    if isinstance(expression, exp.Anonymous):  # lcase(col) where sqlglot has no class for it
+        inner = expression.expressions[0] if len(expression.expressions) == 1 else None
+    while isinstance(inner, exp.Paren):
+        inner = inner.this
+    if isinstance(inner, exp.Column):
+        return _sql_name(inner) == column
+    return _canonical_form_of(inner, column, exp)
 
 
 def _canonicalizing_sql(expression: Any, exp: Any) -> bool:

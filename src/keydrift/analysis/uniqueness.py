@@ -13,7 +13,8 @@ two spellings of one value equal:
 - the column compares case-insensitively (``facts.info.field_absorbs``, ``CI*Field``, CITEXT,
   a case-insensitive collation, a MongoDB collation of strength 1 or 2);
 - a functional unique constraint covers it (``UniqueConstraint(Lower("email"))``,
-  ``Index(func.lower(...), unique=True)``, ``CREATE UNIQUE INDEX ... (lower(email))``);
+  ``Index(func.lower(...), unique=True)``, ``CREATE UNIQUE INDEX ... (lower(email))``), or a
+  SQL ``CHECK (email = lower(email))`` holds every stored value to its canonical form;
 - its field/type class stores a canonical value (a class in the module whose
   ``get_prep_value``/``to_python``/``process_bind_param`` canonicalizes the whole value, not a
   part it cut out with ``split``/``partition``, or a class named so:

@@ -29,7 +29,9 @@ class UniqueConstraintNotCanonicalized(Rule):
 
     Silent for functional constraints (`UniqueConstraint(Lower("email"), name=...)`,
     `Index("ix", func.lower(User.email), unique=True)`, `CREATE UNIQUE INDEX ... (lower(email))`,
-    `COLLATE NOCASE`), CITEXT and case-insensitive columns, MongoDB indexes with a collation of
+    `COLLATE NOCASE`), a column a DDL `CHECK` holds to its canonical form (`CHECK (email =
+    lower(email))` in the `CREATE TABLE` or an `ALTER TABLE ... ADD CONSTRAINT`), CITEXT and
+    case-insensitive columns, MongoDB indexes with a collation of
     strength 1 or 2, and every other reason listed under KD301 (a bare `name` of a model that
     is not a tag, team, group..., `choices=` fields, relations such as a `ForeignKey` named
     `email`, test and migration code). Columns of unknown type (the table is declared
@@ -44,7 +46,9 @@ class UniqueConstraintNotCanonicalized(Rule):
     DDL is reported at the start of its string literal, not at the column's line inside it.
     Strings are read where they are written as an assignment value or a call argument (two
     levels deep: `conn.execute(text("..."))`); SQL assembled at run time is not. Only the
-    declaring module is inspected (see KD301).
+    declaring module is inspected (see KD301). A Django `CheckConstraint(check=Q(email=
+    Lower("email")))` or a SQLAlchemy `CheckConstraint("email = lower(email)")` is not read yet:
+    only a `CHECK` in DDL text canonicalizes a column.
 
     ## Configuration
     Same as KD301: a configured normalizer whose qualified name names the key's kind covers
