@@ -25,6 +25,10 @@ from keydrift.analysis.values import code, last_name
 from keydrift.frameworks import sqlalchemy_orm as sqla
 
 Link = Tuple[str, Optional[ast.Call]]
+# The field of a write of every keyword a ``**kwargs`` parameter forwards (``create(**fields)``
+# in ``def save_link(**fields)``): a caller's summary import spells it out as the keywords the
+# caller passes (``save_link(url=u)`` writes ``url``); no lookup or registry entry has it.
+FORWARDED_FIELDS = "*"
 
 
 @dataclass
@@ -262,6 +266,18 @@ def keyword_items(call: ast.Call, ctx: Context) -> List[Tuple[str, ast.expr]]:
         elif isinstance(mapping, ast.Call) and last_name(mapping.func) == "dict":
             items += keyword_args(mapping)
     return items
+
+
+def forwarded_mappings(call: ast.Call, ctx: Context) -> List[ast.expr]:
+    """The ``**name`` arguments of a call whose mapping the function does not show (a
+    ``**kwargs`` parameter, a mapping received): each stores whatever keywords it holds."""
+    found = []
+    for spread in call.keywords:
+        if spread.arg is None and isinstance(spread.value, ast.Name):
+            mapping = ctx.resolve(spread.value)
+            if isinstance(mapping, ast.Name):
+                found.append(mapping)
+    return found
 
 
 def column_of(expr: ast.expr) -> Optional[Tuple[str, str, FrozenSet[str]]]:

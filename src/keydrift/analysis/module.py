@@ -10,6 +10,7 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tup
 
 from keydrift.analysis import imports, pairing
 from keydrift.analysis.boundary import is_known_normalizer
+from keydrift.analysis.chains import FORWARDED_FIELDS
 from keydrift.analysis.forms import form_writes
 from keydrift.analysis.helpernames import is_runner_name
 from keydrift.analysis.facts import NORMALIZER, READ, WRITE, KeyAccess, Step, Value
@@ -18,7 +19,7 @@ from keydrift.analysis.models import Constructor, Derivation, Rewrite
 from keydrift.analysis.receivers import (
     class_infos, method_index, param_annotations, plain_string, resolvable_by_name, unique_method,
 )
-from keydrift.analysis.summaries import FunctionSummary, summarize_access, summarize_copies, summarize_return, summarize_rows
+from keydrift.analysis.summaries import FunctionSummary, SummaryAccess, summarize_access, summarize_copies, summarize_return, summarize_rows
 from keydrift.analysis.tree import (
     FUNCTION_TYPES, WITH_TYPES, FunctionNode, is_true, keyword_arg, parameter_names, positional_args,
 )
@@ -129,7 +130,8 @@ class ModuleAnalysis:
         try:
             unit = self.units[name]
             walker = self.walker(name)
-            accesses = tuple(filter(None, (summarize_access(a, unit.params, ()) for a in walker.accesses)))
+            accesses = tuple(filter(None, (summarize_access(a, unit.params, ()) or _forwarded(a, unit)
+                                           for a in walker.accesses)))
             summary = FunctionSummary(name, unit.params, accesses, summarize_return(walker.returns, unit.params),
                                       summarize_rows(walker.returned_rows),
                                       summarize_copies(walker.param_copies, unit.params))
@@ -479,10 +481,7 @@ class ModuleAnalysis:
         if arguments is None:
             arguments = _arguments(resolved.deferred or call, resolved.summary.params)
         imported = []
-        for access in resolved.summary.accesses:
-            arg = arguments.get(access.param)
-            if arg is None:
-                continue
+        for access, field_name, arg in _placed(resolved.deferred or call, resolved.summary, arguments):
             value = walker.eval(arg)
             if not value.origins:
                 continue
@@ -494,8 +493,8 @@ class ModuleAnalysis:
                 steps = tuple(Step(s.kind, s.label) for s in access.steps)  # nodes stay in the callee
                 value = Value(value.origins, value.steps + steps, value.text)
             imported.append(KeyAccess(
-                access.kind, access.entity, access.field, value, call, access.role, call_id,
-                access.absorbs | self.info.field_absorbs.get((access.entity, access.field), frozenset()),
+                access.kind, access.entity, field_name, value, call, access.role, call_id,
+                access.absorbs | self.info.field_absorbs.get((access.entity, field_name), frozenset()),
                 access.via, walker.function, None, access.rewritten_by,
                 ((resolved.label, "" if resolved.local else access.where),) + access.trace,
                 access.node if resolved.local else None))
@@ -527,6 +526,34 @@ class ModuleAnalysis:
         # the callee's own steps: their nodes belong to the callee, not to this call
         steps = tuple(Step(s.kind, s.label) for s in returns.steps)
         return Value(origins, carriers[0].steps + steps, text, result_of)
+
+
+def _forwarded(access: KeyAccess, unit: FunctionUnit) -> Optional[SummaryAccess]:
+    """A write of every keyword the function's ``**kwargs`` parameter holds, for its callers
+    (parameter index -1: the keywords no named parameter takes)."""
+    kwarg = unit.node.args.kwarg
+    if access.field != FORWARDED_FIELDS or kwarg is None or access.value.origins != {kwarg.arg}:
+        return None
+    return SummaryAccess(access.kind, access.entity, access.field, access.role, -1, "", access.value.steps,
+                         access.absorbs, access.rewritten_by, access.via, access.trace, node=access.node)
+
+
+def _placed(call: ast.Call, summary: FunctionSummary, arguments: Dict[int, ast.expr]
+            ) -> Iterator[Tuple[SummaryAccess, str, ast.expr]]:
+    """(access, field, argument) of each summarized access the call gives an argument to; a
+    write forwarded through ``**kwargs`` once per keyword argument no named parameter takes
+    (written before any ``**spread``: what a spread holds is unknown)."""
+    for access in summary.accesses:
+        if access.field != FORWARDED_FIELDS:
+            arg = arguments.get(access.param)
+            if arg is not None:
+                yield access, access.field, arg
+            continue
+        for keyword in call.keywords:
+            if keyword.arg is None:
+                break
+            if keyword.arg not in summary.params:
+                yield access, keyword.arg, keyword.value
 
 
 def deferred_call(call: ast.Call) -> Optional[ast.Call]:

@@ -13,6 +13,7 @@ import ast
 from typing import FrozenSet, List, Optional, Sequence, Tuple
 
 from keydrift.analysis.chains import (
+    FORWARDED_FIELDS,
     ChainInfo,
     ChainReader,
     Context,
@@ -20,6 +21,7 @@ from keydrift.analysis.chains import (
     Link,
     column_of,
     element_value,
+    forwarded_mappings,
     keyword,
     keyword_args,
     keyword_items,
@@ -136,6 +138,7 @@ def stored_fields(call: ast.Call, entity: str, ctx: Context) -> List[Key]:
             if name not in django.UPSERT_DEFAULTS_KWARGS]
     for arg in positional_args(call):
         keys += mapping_fields(arg, entity, ctx)
+    keys += [Key(entity, FORWARDED_FIELDS, ctx.eval(mapping)) for mapping in forwarded_mappings(call, ctx)]
     return keys
 
 
