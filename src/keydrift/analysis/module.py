@@ -100,6 +100,7 @@ class ModuleAnalysis:
         self.imports = import_map(module, module_name, is_package)
         self.class_infos = class_infos(module)
         self.module_imports: Optional[List[str]] = None
+        self.app_imports: Dict[str, List[str]] = {}  # package -> modules its apps.py imports
         self.annotations: Dict[str, Dict[str, str]] = {}  # function -> parameter -> class
         self.walkers: Dict[str, FunctionWalker] = {}
         self.statement_of: Dict[int, ast.AST] = {}  # filled by the walkers: id(access node) -> statement
@@ -199,7 +200,32 @@ class ModuleAnalysis:
             return None, frozenset()
         export = self.project.module_export(module, self.file)  # type: ignore[attr-defined]
         remote = (symbol, field_name)
-        return export.rewrites.get(remote), export.absorbs.get(remote, frozenset())
+        rewrite = export.rewrites.get(remote) or self._receiver_rewrite(module, remote)
+        return rewrite, export.absorbs.get(remote, frozenset())
+
+    def _receiver_rewrite(self, module: str, target: Tuple[str, str]) -> Optional[Rewrite]:
+        """A ``pre_save`` receiver of the model in a module its app's ``apps.py`` imports:
+        Django connects receivers by importing their module in ``AppConfig.ready()``, and
+        nothing else need import it."""
+        for name in self._signal_modules(module.rpartition(".")[0]):
+            rewrite = self.project.module_export(name, self.file).rewrites.get(target)  # type: ignore[attr-defined]
+            if rewrite is not None:
+                return rewrite
+        return None
+
+    def _signal_modules(self, package: str) -> List[str]:
+        """The project modules of ``package`` that its ``apps.py`` imports (in ``ready()`` or
+        at its top level)."""
+        if package not in self.app_imports:
+            self.app_imports[package] = []
+            apps = f"{package}.apps" if package else ""
+            path = self.project.path_for(apps, self.file) if apps else None  # type: ignore[attr-defined]
+            if path is not None:
+                self.project.module_export(apps, self.file)  # type: ignore[attr-defined]  # a dependency
+                self.app_imports[package] = [name for name in _imported_names(path, apps)
+                                             if name.startswith(package + ".") and name != apps
+                                             and self.project.path_for(name, self.file) is not None]  # type: ignore[attr-defined]
+        return self.app_imports[package]
 
     def _facts_through_module_alias(self, target: Tuple[str, str]) -> Tuple[Optional[Rewrite], FrozenSet[str]]:
         """A model reached through an imported module (``core_models.Account``): its facts are
@@ -526,6 +552,25 @@ class ModuleAnalysis:
         # the callee's own steps: their nodes belong to the callee, not to this call
         steps = tuple(Step(s.kind, s.label) for s in returns.steps)
         return Value(origins, carriers[0].steps + steps, text, result_of)
+
+
+def _imported_names(path: str, module_name: str) -> List[str]:
+    """Every module an import statement of the file names, in functions too (``from shop
+    import signals`` -> shop, shop.signals); none when the file cannot be read or parsed."""
+    try:
+        with open(path, "rb") as handle:
+            tree = ast.parse(handle.read())
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    names: List[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = imports.absolute_module(node.module or "", node.level, module_name, False)
+            if base:
+                names += [base] + [f"{base}.{alias.name}" for alias in node.names if alias.name != "*"]
+    return list(dict.fromkeys(names))
 
 
 def _forwarded(access: KeyAccess, unit: FunctionUnit) -> Optional[SummaryAccess]:

@@ -44,7 +44,8 @@ class KeyRewrittenOnSave(Rule):
 
     ## Known problems
     The rewriting must be visible in the analyzed module (the model defined in the same file
-    or, with the project index, in an imported module). `QuerySet.update()`, `bulk_create()`
+    or, with the project index, in an imported module; a `pre_save` receiver also in a module
+    that the model's app imports from its `apps.py`, where `AppConfig.ready()` connects it). `QuerySet.update()`, `bulk_create()`
     and `bulk_update()` bypass `save()` and are not treated as rewritten; `bulk_update()` is read
     only for records the function fetched and assigned (`obj.name = n`) and put in a list
     display or a list it filled. A Django model's
