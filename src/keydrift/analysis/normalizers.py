@@ -942,7 +942,8 @@ def normalizer_defects(facts: object) -> List[Defect]:
 
 class ResultReader(NormalizerReader):
     """KD403 outside normalizers: a function that stores or looks up keys and strips trailing
-    slashes off a normalizer's result (``key = normalize_path(p).rstrip("/")``) loses the
+    slashes off a normalizer's result (``key = normalize_path(p).rstrip("/")``) or off a path
+    it was given (``def serve(path): Page.objects.get(path=path.rstrip("/"))``) loses the
     root as a normalizer would. Only its KD403 defects are kept."""
 
     def __init__(self, qualified: str, node: FunctionNode, names: UrlParseNames, config: Config) -> None:
@@ -950,7 +951,13 @@ class ResultReader(NormalizerReader):
         self.config = config
 
     def _bind_inputs(self) -> None:
-        return None  # its parameters are not a normalizer's input
+        """A parameter named for a path holds a path (the key of a record looked up or stored
+        by path); its other parameters are not a normalizer's input."""
+        params = list(parameter_names(self.function))
+        for name in params[1:] if params and params[0] in ("self", "cls") else params:
+            words = set(name_words(name))
+            if words & PATH_WORDS and not words & URL_WORDS:
+                self.env[name] = Val(PATH)
 
     def _eval_call(self, node: ast.Call) -> Val:
         if is_normalizer_name(last_name(node.func), self.config):

@@ -22,7 +22,9 @@ class RootPathStripped(Rule):
     `"/" + path.lstrip("/")` after it, and no enclosing `if path != "/"` / `if len(path) > 1`.
     Outside normalizers, in a function that stores or looks up records (database vocabulary in
     its body), finds the same `rstrip("/")` applied to a normalizer's result
-    (`normalize_path(p).rstrip("/")`, or a name holding it). A path stripped and then put back
+    (`normalize_path(p).rstrip("/")`, or a name holding it) or to a parameter named for a path
+    (`def serve(request, path): Page.objects.get(path=path.rstrip("/"))`); a whole URL
+    (`url.rstrip("/")`) is left alone there. A path stripped and then put back
     next to its host (`parts._replace(path=parts.path.rstrip("/")).geturl()`) is not reported:
     `"https://x.com/"` and `"https://x.com"` are one URL.
 
