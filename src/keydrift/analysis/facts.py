@@ -3,35 +3,63 @@
 from __future__ import annotations
 
 import ast
+import enum
 from dataclasses import dataclass, field
-from typing import FrozenSet, Optional, Tuple
+from typing import FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
-# Transformation kinds. CASE steps are absorbed by a case-insensitive read (``__iexact``,
-# ``lower(col) = lower(?)``); nothing else is.
-CASE = "case"
-WHITESPACE = "whitespace"
-SLASH = "slash"
-URL = "url"
-UNICODE = "unicode"
-IDNA = "idna"
-SLUG = "slug"
-NORMALIZER = "normalizer"
-FORMAT = "format"  # an f-string or concatenation that rebuilds the key
-CALL = "call"  # an unknown function applied to the key
-REDERIVED = "rederived"  # a field of a fetch/audit/API result obtained from the key
-FETCH = "fetch"  # the result of a fetch / redirect resolution itself
-REMOTE = "remote"  # like REDERIVED, for a field of a result that came over the network
-PART = "part"  # a part of the key kept by string surgery: ``.split("?")[0]``, ``[:-1]``
+
+class Term(str, enum.Enum):
+    """A closed vocabulary of the facts: members are their string values (they compare and hash
+    equal to them, print and serialize as them), so facts stay plain JSON and tables of framework
+    knowledge may spell a kind as a string."""
+
+    __str__ = str.__str__
+    __format__ = str.__format__
+
+
+class StepKind(Term):
+    """What a transformation does to a key. CASE steps are absorbed by a case-insensitive read
+    (``__iexact``, ``lower(col) = lower(?)``); nothing else is."""
+
+    CASE = "case"
+    WHITESPACE = "whitespace"
+    SLASH = "slash"
+    URL = "url"
+    UNICODE = "unicode"
+    IDNA = "idna"
+    SLUG = "slug"
+    NORMALIZER = "normalizer"
+    FORMAT = "format"  # an f-string or concatenation that rebuilds the key
+    CALL = "call"  # an unknown function applied to the key
+    REDERIVED = "rederived"  # a field of a fetch/audit/API result obtained from the key
+    FETCH = "fetch"  # the result of a fetch / redirect resolution itself
+    REMOTE = "remote"  # like REDERIVED, for a field of a result that came over the network
+    PART = "part"  # a part of the key kept by string surgery: ``.split("?")[0]``, ``[:-1]``
+
+
+CASE, WHITESPACE, SLASH, URL = StepKind.CASE, StepKind.WHITESPACE, StepKind.SLASH, StepKind.URL
+UNICODE, IDNA, SLUG, NORMALIZER = StepKind.UNICODE, StepKind.IDNA, StepKind.SLUG, StepKind.NORMALIZER
+FORMAT, CALL, REDERIVED, FETCH = StepKind.FORMAT, StepKind.CALL, StepKind.REDERIVED, StepKind.FETCH
+REMOTE, PART = StepKind.REMOTE, StepKind.PART
+
+
+def step_kinds(kinds: Iterable[str]) -> FrozenSet[StepKind]:
+    """Kinds spelled as strings (a table's ``{"case"}``), as members."""
+    return frozenset(StepKind(k) for k in kinds)
 
 
 @dataclass(frozen=True)
 class Step:
-    """One transformation applied to a value, e.g. Step("case", ".lower()"). ``node`` is the
+    """One transformation applied to a value, e.g. Step(CASE, ".lower()"). ``node`` is the
     expression that applies it (in the module being analyzed), for rules that report there."""
 
-    kind: str
+    kind: StepKind  # a string of the kinds' vocabulary is taken as its member
     label: str
     node: Optional[ast.AST] = field(default=None, compare=False, hash=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if type(self.kind) is not StepKind:  # noqa: E721 - members are strs: only the class tells
+            object.__setattr__(self, "kind", StepKind(self.kind))
 
 
 @dataclass(frozen=True)
@@ -53,29 +81,37 @@ class Value:
         return not self.origins
 
 
-READ = "read"
-WRITE = "write"
+class AccessKind(Term):
+    READ = "read"
+    WRITE = "write"
 
-# Where a key sits in the access, used to pick the finding's shape.
-LOOKUP = "lookup"  # filter/get kwargs, WHERE of a SELECT, identity of an UPDATE/DELETE
-STORE = "store"  # the value stored: create kwargs, INSERT values, update(...) values
-DEFAULTS = "defaults"  # defaults= of get_or_create / set_ of an upsert
-BYPASSED = "bypassed"  # a key save() derives, left underived by a write that bypasses save()
+
+class Role(Term):
+    """Where a key sits in the access, used to pick the finding's shape."""
+
+    LOOKUP = "lookup"  # filter/get kwargs, WHERE of a SELECT, identity of an UPDATE/DELETE
+    STORE = "store"  # the value stored: create kwargs, INSERT values, update(...) values
+    DEFAULTS = "defaults"  # defaults= of get_or_create / set_ of an upsert
+    BYPASSED = "bypassed"  # a key save() derives, left underived by a write that bypasses save()
+
+
+READ, WRITE = AccessKind.READ, AccessKind.WRITE
+LOOKUP, STORE, DEFAULTS, BYPASSED = Role.LOOKUP, Role.STORE, Role.DEFAULTS, Role.BYPASSED
 
 
 @dataclass(frozen=True)
 class KeyAccess:
     """A database read or write that selects or stores ``entity.field`` by ``value``."""
 
-    kind: str  # READ or WRITE
+    kind: AccessKind
     entity: str  # model class, table name, collection, cache namespace
     field: str
     value: Value
     node: ast.AST  # where to report
-    role: str = LOOKUP
+    role: Role = LOOKUP
     call_id: int = 0  # accesses made by one call share it (lookup vs defaults of an upsert)
     # transformations the database applies to both sides when comparing (``__iexact``)
-    absorbs: FrozenSet[str] = frozenset()
+    absorbs: FrozenSet[StepKind] = frozenset()
     via: str = ""  # the call as the user wrote it, shortened for messages
     function: str = ""  # enclosing function's qualified name
     assigned_at: Optional[ast.AST] = None  # obj.field = v, for writes through save()
@@ -88,6 +124,10 @@ class KeyAccess:
     # the arms of if/elif/else statements the access is made in, as (statement, arm) pairs:
     # two accesses in different arms of one statement never run on one path
     arms: Tuple[Tuple[int, int], ...] = field(default=(), compare=False, hash=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.absorbs and not all(type(k) is StepKind for k in self.absorbs):  # noqa: E721
+            object.__setattr__(self, "absorbs", step_kinds(self.absorbs))
 
 
 @dataclass(frozen=True)
@@ -120,3 +160,15 @@ class RawFinding:
     related: Tuple[Tuple[ast.AST, str], ...] = ()
     fingerprint: Tuple[str, ...] = field(default=())
     fix: Optional[RawFix] = None  # set by rules whose fix needs more than the reported node
+
+
+# -- serialization (the project index caches facts as JSON) ---------------------------------
+
+def steps_to_json(steps: Iterable[Step]) -> List[List[str]]:
+    """Steps as plain data: ``[[kind, label], ...]`` (nodes stay in the module they belong to)."""
+    return [[s.kind.value, s.label] for s in steps]
+
+
+def steps_from_json(data: Iterable[Sequence[str]]) -> Tuple[Step, ...]:
+    """The steps ``steps_to_json`` wrote; an unknown kind is a ValueError (a damaged entry)."""
+    return tuple(Step(StepKind(kind), str(label)) for kind, label in data)

@@ -21,7 +21,7 @@ from keydrift.diskcache import (
     CACHE_DIRECTORY, DiskCache, code_fingerprint, digest as _digest, directory_mtime, file_digest,
 )
 from keydrift.analysis.imports import SOURCE_ROOTS, module_name_for  # noqa: F401 - module_name_for: the index's API
-from keydrift.analysis.facts import Step
+from keydrift.analysis.facts import step_kinds, steps_from_json, steps_to_json
 from keydrift.analysis.gating import physical_lines, reduced_tree
 from keydrift.analysis.models import Constructor, Constructors, Derivation, Derivations, Rewrite
 from keydrift.analysis.parsing import SourceRejected, parse
@@ -304,7 +304,7 @@ class ModuleExport:
     def to_json(self) -> Dict[str, Any]:
         return {
             "keys": keys_to_json(self.keys),
-            "derivations": [[entity, source, d.field, [[s.kind, s.label] for s in d.steps], d.by]
+            "derivations": [[entity, source, d.field, steps_to_json(d.steps), d.by]
                             for (entity, source), items in self.derivations.items() for d in items],
             "constructors": {name: [list(c.positional), [[f, [[s.kind, s.label] for s in steps]]
                                                           for f, steps in c.rewrites], c.by]
@@ -312,7 +312,7 @@ class ModuleExport:
             "primary_keys": self.primary_keys,
             "validation_models": sorted(self.validation_models),
             "summaries": {name: to_json(s) for name, s in self.summaries.items()},
-            "rewrites": [[entity, name, [[s.kind, s.label] for s in r.steps], r.by]
+            "rewrites": [[entity, name, steps_to_json(r.steps), r.by]
                          for (entity, name), r in self.rewrites.items()],
             "absorbs": [[entity, name, sorted(kinds)] for (entity, name), kinds in self.absorbs.items()],
         }
@@ -321,9 +321,9 @@ class ModuleExport:
     def from_json(data: Dict[str, Any]) -> "ModuleExport":
         return ModuleExport(
             {name: from_json(item) for name, item in data["summaries"].items()},
-            {(str(e), str(f)): Rewrite(tuple(Step(str(k), str(l)) for k, l in steps), str(by))
+            {(str(e), str(f)): Rewrite(steps_from_json(steps), str(by))
              for e, f, steps, by in data["rewrites"]},
-            {(str(e), str(f)): frozenset(str(k) for k in kinds) for e, f, kinds in data["absorbs"]},
+            {(str(e), str(f)): step_kinds(kinds) for e, f, kinds in data["absorbs"]},
             {str(k): str(v) for k, v in data.get("primary_keys", {}).items()},
             {str(n) for n in data.get("validation_models", ())},
             keys_from_json(data["keys"]),
@@ -338,7 +338,7 @@ class ModuleExport:
 def _derivations_from(rows: Any) -> Derivations:
     found: Derivations = {}
     for entity, source, derived, steps, by in rows:
-        item = Derivation(str(derived), tuple(Step(str(k), str(l)) for k, l in steps), str(by))
+        item = Derivation(str(derived), steps_from_json(steps), str(by))
         found[(str(entity), str(source))] = found.get((str(entity), str(source)), ()) + (item,)
     return found
 

@@ -24,7 +24,7 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tup
 
 from keydrift.analysis.facts import (
     CASE, CALL, FETCH, FORMAT, IDNA, LOOKUP, NORMALIZER, REDERIVED, SLASH, SLUG, UNICODE, URL, WHITESPACE,
-    WRITE, KeyAccess, Step,
+    WRITE, AccessKind, KeyAccess, Role, Step, StepKind, step_kinds, steps_from_json, steps_to_json,
 )
 from keydrift.analysis.pairing import canonical_step
 from keydrift.analysis.summaries import parameter_of
@@ -78,12 +78,12 @@ class Site:
 class KeyUse:
     """One read or write of ``entity.field`` seen from one function (helpers' included)."""
 
-    kind: str  # READ or WRITE
-    role: str  # LOOKUP, STORE, DEFAULTS
+    kind: AccessKind
+    role: Role
     entity: str
     field: str
     steps: Tuple[Step, ...]  # transformations of the value on its way to the key
-    absorbs: FrozenSet[str]  # step kinds the database ignores when comparing (``__iexact``)
+    absorbs: FrozenSet[StepKind]  # step kinds the database ignores when comparing (``__iexact``)
     origin: Origin
     origin_text: str  # "request.POST['email']", a parameter name, ...
     value_text: str  # the expression as written at the access (or the call)
@@ -119,7 +119,7 @@ class ModuleKeys:
     path: str  # relative to the project root
     uses: Tuple[KeyUse, ...] = ()
     rewrites: Tuple[ModelRewrite, ...] = ()
-    absorbs: Tuple[Tuple[str, str, FrozenSet[str]], ...] = ()  # (entity, field, kinds): CITEXT columns
+    absorbs: Tuple[Tuple[str, str, FrozenSet[StepKind]], ...] = ()  # (entity, field, kinds): CITEXT columns
 
 
 EMPTY_KEYS = ModuleKeys("")
@@ -145,7 +145,7 @@ def module_keys(analysis: Any, tree: ast.Module, path: str) -> ModuleKeys:
         ModelRewrite(entity, name, tuple(Step(s.kind, s.label) for s in r.steps), r.by,
                      _site_of(r.node, path))
         for (entity, name), r in analysis.info.rewrites.items())
-    absorbs = tuple((entity, name, kinds) for (entity, name), kinds in analysis.info.field_absorbs.items())
+    absorbs = tuple((entity, name, step_kinds(kinds)) for (entity, name), kinds in analysis.info.field_absorbs.items())
     return ModuleKeys(path, tuple(uses), rewrites, absorbs)
 
 
@@ -238,14 +238,6 @@ def _classify_one(text: str, params: Tuple[str, ...]) -> Origin:
 
 # -- serialization --------------------------------------------------------------------------
 
-def _steps_json(steps: Sequence[Step]) -> List[List[str]]:
-    return [[s.kind, s.label] for s in steps]
-
-
-def _steps_from(data: Sequence[Sequence[str]]) -> Tuple[Step, ...]:
-    return tuple(Step(str(k), str(l)) for k, l in data)
-
-
 def _site_json(site: Site) -> List[Any]:
     return [site.path, site.line, site.col, site.end_line]
 
@@ -257,24 +249,24 @@ def _site_from(data: Sequence[Any]) -> Site:
 def keys_to_json(keys: ModuleKeys) -> Dict[str, Any]:
     return {
         "path": keys.path,
-        "uses": [[u.kind, u.role, u.entity, u.field, _steps_json(u.steps), sorted(u.absorbs), u.origin.value,
+        "uses": [[u.kind, u.role, u.entity, u.field, steps_to_json(u.steps), sorted(u.absorbs), u.origin.value,
                   u.origin_text, u.value_text, u.function, _site_json(u.site), [list(c) for c in u.chain],
                   u.rewritten_by, u.via, u.forwarded] for u in keys.uses],
-        "rewrites": [[r.entity, r.field, _steps_json(r.steps), r.by, _site_json(r.site)] for r in keys.rewrites],
+        "rewrites": [[r.entity, r.field, steps_to_json(r.steps), r.by, _site_json(r.site)] for r in keys.rewrites],
         "absorbs": [[e, f, sorted(k)] for e, f, k in keys.absorbs],
     }
 
 
 def keys_from_json(data: Dict[str, Any]) -> ModuleKeys:
     uses = tuple(KeyUse(
-        str(kind), str(role), str(entity), str(name), _steps_from(steps), frozenset(str(a) for a in absorbs),
+        AccessKind(kind), Role(role), str(entity), str(name), steps_from_json(steps), step_kinds(absorbs),
         Origin(origin), str(origin_text), str(value_text), str(function), _site_from(site),
         tuple((str(w), str(p)) for w, p in chain), str(rewritten_by), str(via), bool(forwarded))
         for kind, role, entity, name, steps, absorbs, origin, origin_text, value_text, function, site, chain,
         rewritten_by, via, forwarded in data["uses"])
-    rewrites = tuple(ModelRewrite(str(e), str(f), _steps_from(s), str(by), _site_from(site))
+    rewrites = tuple(ModelRewrite(str(e), str(f), steps_from_json(s), str(by), _site_from(site))
                      for e, f, s, by, site in data["rewrites"])
-    absorbs = tuple((str(e), str(f), frozenset(str(k) for k in kinds)) for e, f, kinds in data["absorbs"])
+    absorbs = tuple((str(e), str(f), step_kinds(kinds)) for e, f, kinds in data["absorbs"])
     return ModuleKeys(str(data["path"]), uses, rewrites, absorbs)
 
 

@@ -12,7 +12,9 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
-from keydrift.analysis.facts import KeyAccess, Step, Value
+from keydrift.analysis.facts import (
+    AccessKind, KeyAccess, Role, Step, StepKind, Value, step_kinds, steps_from_json, steps_to_json,
+)
 from keydrift.analysis.rows import RowSource
 
 Trace = Tuple[Tuple[str, str], ...]  # ((what, where), ...): "save_result()", "app/repo.py:40"
@@ -20,14 +22,14 @@ Trace = Tuple[Tuple[str, str], ...]  # ((what, where), ...): "save_result()", "a
 
 @dataclass(frozen=True)
 class SummaryAccess:
-    kind: str
+    kind: AccessKind
     entity: str
     field: str
-    role: str
+    role: Role
     param: int  # index into FunctionSummary.params
     suffix: str  # ".url" when the key is an attribute of the parameter
     steps: Tuple[Step, ...]
-    absorbs: FrozenSet[str]
+    absorbs: FrozenSet[StepKind]
     rewritten_by: str
     via: str
     trace: Trace
@@ -133,26 +135,18 @@ def _rows_from(data: Optional[Dict[str, Any]]) -> Optional[RowSource]:
 
 # -- serialization (the project index caches summaries as JSON) -----------------------------
 
-def _steps_json(steps: Tuple[Step, ...]) -> List[List[str]]:
-    return [[s.kind, s.label] for s in steps]
-
-
-def _steps_from(data: List[List[str]]) -> Tuple[Step, ...]:
-    return tuple(Step(str(k), str(l)) for k, l in data)
-
-
 def to_json(summary: FunctionSummary) -> Dict[str, Any]:
     return {
         "name": summary.name,
         "params": list(summary.params),
         "accesses": [{
             "kind": a.kind, "entity": a.entity, "field": a.field, "role": a.role, "param": a.param,
-            "suffix": a.suffix, "steps": _steps_json(a.steps), "absorbs": sorted(a.absorbs),
+            "suffix": a.suffix, "steps": steps_to_json(a.steps), "absorbs": sorted(a.absorbs),
             "rewritten_by": a.rewritten_by, "via": a.via, "trace": [list(t) for t in a.trace],
             "where": a.where,
         } for a in summary.accesses],
         "returns": None if summary.returns is None else {
-            "params": list(summary.returns.params), "steps": _steps_json(summary.returns.steps),
+            "params": list(summary.returns.params), "steps": steps_to_json(summary.returns.steps),
             "is_result": summary.returns.is_result,
         },
         "rows": _rows_json(summary.rows),
@@ -166,12 +160,12 @@ def from_json(data: Dict[str, Any]) -> FunctionSummary:
         name=str(data["name"]),
         params=tuple(str(p) for p in data["params"]),
         accesses=tuple(SummaryAccess(
-            str(a["kind"]), str(a["entity"]), str(a["field"]), str(a["role"]), int(a["param"]),
-            str(a["suffix"]), _steps_from(a["steps"]), frozenset(a["absorbs"]), str(a["rewritten_by"]),
+            AccessKind(a["kind"]), str(a["entity"]), str(a["field"]), Role(a["role"]), int(a["param"]),
+            str(a["suffix"]), steps_from_json(a["steps"]), step_kinds(a["absorbs"]), str(a["rewritten_by"]),
             str(a["via"]), tuple((str(w), str(p)) for w, p in a["trace"]), str(a["where"]),
         ) for a in data["accesses"]),
         returns=None if returns is None else ReturnSummary(
-            tuple(int(p) for p in returns["params"]), _steps_from(returns["steps"]), bool(returns["is_result"])),
+            tuple(int(p) for p in returns["params"]), steps_from_json(returns["steps"]), bool(returns["is_result"])),
         rows=_rows_from(data.get("rows")),
         copies=tuple((int(m), int(o)) for m, o in data.get("copies", ())),
     )
