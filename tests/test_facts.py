@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 from keydrift.analysis.facts import (
     CASE, LOOKUP, READ, AccessKind, Role, Step, StepKind, step_kinds, steps_from_json, steps_to_json,
 )
-from keydrift.analysis.models import Derivation, Rewrite
+from keydrift.analysis.models import Constructor, Derivation, Rewrite
 from keydrift.analysis.project import ModuleExport, forget_indexes, project_index
 from keydrift.analysis.registry import KeyUse, ModelRewrite, ModuleKeys, Origin, Site, keys_from_json, keys_to_json
 from keydrift.analysis.rows import RowSource
@@ -89,7 +89,9 @@ exports = st.builds(
     st.sets(texts, max_size=2),
     module_keys,
     st.dictionaries(fields, st.lists(st.builds(Derivation, texts, steps, texts), min_size=1, max_size=2)
-                    .map(tuple), max_size=2))
+                    .map(tuple), max_size=2),
+    st.dictionaries(texts, st.builds(Constructor, st.lists(texts, max_size=3).map(tuple),
+                                     st.lists(st.tuples(texts, steps), max_size=2).map(tuple), texts), max_size=2))
 
 
 def _through_json(data: object) -> object:
@@ -132,7 +134,12 @@ def test_registry_facts_round_trip_typed(keys):
 @settings(max_examples=40, deadline=None)
 @given(exports)
 def test_module_exports_round_trip(export):
-    assert ModuleExport.from_json(_through_json(export.to_json())) == export
+    back = ModuleExport.from_json(_through_json(export.to_json()))
+    assert back == export
+    model_steps = [s for r in back.rewrites.values() for s in r.steps]
+    model_steps += [s for items in back.derivations.values() for d in items for s in d.steps]
+    model_steps += [s for c in back.constructors.values() for _, steps in c.rewrites for s in steps]
+    assert _terms_typed(model_steps, *(k for kinds in back.absorbs.values() for k in kinds))
 
 
 def test_an_entry_naming_an_unknown_kind_is_refused():

@@ -306,7 +306,7 @@ class ModuleExport:
             "keys": keys_to_json(self.keys),
             "derivations": [[entity, source, d.field, steps_to_json(d.steps), d.by]
                             for (entity, source), items in self.derivations.items() for d in items],
-            "constructors": {name: [list(c.positional), [[f, [[s.kind, s.label] for s in steps]]
+            "constructors": {name: [list(c.positional), [[f, steps_to_json(steps)]
                                                           for f, steps in c.rewrites], c.by]
                              for name, c in self.constructors.items()},
             "primary_keys": self.primary_keys,
@@ -329,7 +329,7 @@ class ModuleExport:
             keys_from_json(data["keys"]),
             _derivations_from(data.get("derivations", ())),
             {str(name): Constructor(tuple(map(str, positional)),
-                                    tuple((str(f), tuple(Step(str(k), str(l)) for k, l in steps))
+                                    tuple((str(f), steps_from_json(steps))
                                           for f, steps in rewrites), str(by))
              for name, (positional, rewrites, by) in data.get("constructors", {}).items()},
         )
