@@ -291,3 +291,26 @@ def test_an_unchanged_project_parses_nothing_in_a_new_process(project, monkeypat
     parsed = _parses(monkeypatch)
     assert [(f.code, f.line) for f in findings_for("club/views.py", config)] == before
     assert parsed == []
+
+
+def _check_output(capsys, root: Path) -> List[tuple]:
+    from keydrift.cli import main
+
+    capsys.readouterr()
+    main(["check", "-j", "1", "--format", "json", "--exit-zero", str(root)])
+    found = json.loads(capsys.readouterr().out)["findings"]
+    return sorted((f["code"], Path(f["path"]).name, f["line"]) for f in found)
+
+
+def test_the_cli_parses_only_the_changed_module_on_its_next_run(project, monkeypatch, capsys):
+    from keydrift.config import clear_cache
+
+    _write(project, {f"club/leaf{n}.py": LEAF.format(n=n) for n in range(5)})
+    first = _check_output(capsys, project)
+    assert ("KD108", "leaf3.py", 5) in first
+    _fresh_process()
+    clear_cache()
+    parsed = _parses(monkeypatch)
+    (project / "club" / "leaf3.py").write_text(LEAF.format(n=3).replace("request.GET", "request.POST"))
+    assert _check_output(capsys, project) == first
+    assert _relative(parsed, project) == ["club/leaf3.py"] and len(parsed) == 1
