@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from pathlib import Path
 from typing import List
 
@@ -13,7 +14,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from keydrift.analysis.facts import (
-    CASE, LOOKUP, READ, AccessKind, Role, Step, StepKind, step_kinds, steps_from_json, steps_to_json,
+    CASE, LOOKUP, READ, AccessKind, KeyAccess, Mismatch, Role, Shape, Step, StepKind, Value, step_kinds,
+    steps_from_json, steps_to_json,
 )
 from keydrift.analysis.models import Constructor, Derivation, Rewrite
 from keydrift.analysis.project import ModuleExport, forget_indexes, project_index
@@ -42,6 +44,22 @@ def test_a_kind_spelled_as_a_string_becomes_its_member():
     assert all(type(k) is StepKind for k in step_kinds({"case", "slash"}))  # noqa: E721
     with pytest.raises(ValueError):
         Step("lowercase", ".lower()")  # not a kind: a typo in a table fails its tests, not silently
+
+
+def test_a_mismatch_takes_its_shape_as_a_member():
+    access = KeyAccess(READ, "Member", "email", Value(frozenset({"email"})), ast.Pass())
+    assert Mismatch("write-transform", access, access).shape is Shape.WRITE_TRANSFORM
+    with pytest.raises(ValueError):
+        Mismatch("write-transformed", access, access)
+
+
+def test_every_shape_a_kd1_rule_selects_is_a_shape():
+    import keydrift.rules as rules_package
+
+    selected = set()
+    for path in Path(rules_package.__file__).parent.glob("*.py"):
+        selected.update(re.findall(r'select\(facts, "([a-z-]+)"\)', path.read_text()))
+    assert selected and selected <= {s.value for s in Shape}
 
 
 def test_every_kind_the_transform_tables_name_is_a_step_kind():

@@ -130,13 +130,32 @@ class KeyAccess:
             object.__setattr__(self, "absorbs", step_kinds(self.absorbs))
 
 
+class Shape(Term):
+    """How a read and a write of one key disagree: each KD1 rule reports one shape."""
+
+    REDERIVED = "rederived"  # the write's key is a field of a result obtained with the read's
+    WRITE_TRANSFORM = "write-transform"  # only the write transforms the key
+    READ_TRANSFORM = "read-transform"  # only the read transforms it
+    BOTH = "both"  # each side transforms it differently
+    DEFAULTS = "defaults"  # an upsert's lookup against its own defaults/SET
+    REASSIGNED = "reassigned"  # obj.field = transformed value, then save()
+    BYPASSED = "bypassed"  # a write that skips the save() deriving the key
+    REWRITTEN = "rewritten"  # the model's save() rewrites the key the read used as given
+    REMOTE_IDENTITY = "remote-identity"  # a write picks its row by a remote result's field
+    PAYLOAD_COPY = "payload-copy"  # a remote mapping copied onto a record, then saved
+
+
 @dataclass(frozen=True)
 class Mismatch:
     """A read and a write of the same entity.field from one origin through different steps."""
 
-    shape: str  # see rules: rederived, write-transform, read-transform, both, defaults, reassigned
+    shape: Shape  # a string of the shapes' vocabulary is taken as its member
     read: KeyAccess
     write: KeyAccess
+
+    def __post_init__(self) -> None:
+        if type(self.shape) is not Shape:  # noqa: E721 - members are strs: only the class tells
+            object.__setattr__(self, "shape", Shape(self.shape))
 
 
 @dataclass(frozen=True)
