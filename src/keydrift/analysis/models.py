@@ -115,12 +115,14 @@ def _param_names(func: FunctionNode) -> List[str]:
 
 def _attribute_rewrites(func: FunctionNode, owner: str) -> Iterator[Tuple[str, Tuple[Step, ...]]]:
     """``owner.F = f(owner.F)`` in a function body -> (F, steps of f); in ``__init__`` also
-    ``self.F = f(param)`` (the constructor stores its argument transformed)."""
+    ``self.F = f(param)`` (the constructor stores its argument transformed). A frozen
+    dataclass assigns with ``object.__setattr__(self, "F", value)``."""
     env: Dict[str, Value] = {}
     evaluator = Evaluator(env, {})
     params = set(_param_names(func)[1:]) if func.name == "__init__" else set()
     kwargs = _star_kwargs(func)
     for small in _small_statements(block(func.body, func)):
+        small = _setattr_assignment(small) or small
         if not isinstance(small, ast.Assign) or len(small.targets) != 1:
             continue
         target = small.targets[0]
@@ -141,6 +143,19 @@ def _attribute_rewrites(func: FunctionNode, owner: str) -> Iterator[Tuple[str, T
         if value.steps and (f"{owner}.{target.attr}" in value.origins or value.origins & params
                             or any(o.startswith(f"{kwargs}[") for o in value.origins if kwargs)):
             yield target.attr, value.steps
+
+
+def _setattr_assignment(statement: ast.stmt) -> Optional[ast.Assign]:
+    """``object.__setattr__(self, "email", v)`` as the assignment ``self.email = v`` it makes."""
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if not (isinstance(call, ast.Call) and dotted_name(call.func) == "object.__setattr__"
+            and len(call.args) == 3 and not call.keywords and isinstance(call.args[0], ast.Name)):
+        return None
+    name = plain_string(call.args[1])
+    if not name or not name.isidentifier():
+        return None
+    target = ast.Attribute(value=call.args[0], attr=name, ctx=ast.Store())
+    return ast.Assign(targets=[target], value=call.args[2])
 
 
 def _derived_keys(cls: ast.ClassDef, derivations: Derivations) -> None:
