@@ -16,6 +16,7 @@ from keydrift.analysis.tree import LOOP_TYPES, WITH_TYPES, child_nodes, is_true,
 
 from keydrift.analysis import pairing
 from keydrift.analysis.models import Constructor, Constructors, Derivations, Rewrite, constructor, model_facts
+from keydrift.analysis.chains import FORWARDED_FIELDS, forwarded_mappings
 from keydrift.analysis.accesses import (
     ChainInfo,
     ChainReader,
@@ -616,7 +617,9 @@ class FunctionWalker(Context):
         elif isinstance(inner, ast.Call) and constructed_instances(inner) \
                 and not self.is_validation_model(last_name(inner.func)):
             entity = last_name(inner.func)
-            self.state.instances[name] = Instance(entity, {k: self.eval(v) for k, v in keyword_items(inner, self)})
+            fields = {k: self.eval(v) for k, v in keyword_items(inner, self)}
+            fields.update({FORWARDED_FIELDS: self.eval(m) for m in forwarded_mappings(inner, self)})
+            self.state.instances[name] = Instance(entity, fields)
         elif isinstance(inner, ast.Attribute) and self.related_model(inner.attr):
             # ``user = self.instance.user``: a related record, saved through the variable
             self.state.records[name] = Record(self.related_model(inner.attr), {})
