@@ -33,7 +33,8 @@ def test_terms_are_their_strings_everywhere_a_string_was():
     assert CASE is StepKind.CASE and READ is AccessKind.READ and LOOKUP is Role.LOOKUP
     assert CASE == "case" and "case" in frozenset({CASE}) and CASE in frozenset({"case"})
     assert str(CASE) == "case" and f"{CASE}" == "case" and "%s" % CASE == "case"
-    assert json.dumps([CASE, READ, Role.DEFAULTS]) == '["case", "read", "defaults"]'
+    assert json.dumps([CASE, READ, Role.DEFAULTS, Origin.INPUT]) == '["case", "read", "defaults", "input"]'
+    assert f"{Origin.INPUT}" == "input" and Origin("input") is Origin.INPUT
     assert sorted([StepKind.URL, "idna", StepKind.CASE]) == ["case", "idna", "url"]
 
 

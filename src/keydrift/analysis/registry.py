@@ -16,7 +16,6 @@ The KD108-KD110 rules read it (see docs/design.md, "Project-wide key registry").
 from __future__ import annotations
 
 import ast
-import enum
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tup
 
 from keydrift.analysis.facts import (
     CASE, CALL, FETCH, FORMAT, IDNA, LOOKUP, NORMALIZER, REDERIVED, SLASH, SLUG, UNICODE, URL, WHITESPACE,
-    WRITE, AccessKind, KeyAccess, Role, Step, StepKind, step_kinds, steps_from_json, steps_to_json,
+    WRITE, AccessKind, KeyAccess, Role, Step, StepKind, Term, step_kinds, steps_from_json, steps_to_json,
 )
 from keydrift.analysis.pairing import canonical_step
 from keydrift.analysis.summaries import parameter_of
@@ -50,7 +49,7 @@ _RECORD_PATHS = ("request.user.", "self.request.user.", "self.user.", "self.inst
 _NAME = re.compile(r"[A-Za-z_]\w*")
 
 
-class Origin(str, enum.Enum):
+class Origin(Term):
     """Where a key value comes from, as far as one function can tell."""
 
     CONSTANT = "constant"  # a literal: the same key everywhere

@@ -1,7 +1,8 @@
 """Transformations of key values that are not tied to a database layer.
 
-Kinds (see ``keydrift.analysis.facts``): case, whitespace, slash, url, unicode, idna, slug,
-normalizer, format, call, rederived, fetch.
+Kinds are the values of ``StepKind`` (``keydrift.analysis.facts``), spelled as strings: case,
+whitespace, slash, url, unicode, idna, slug, normalizer, format, call, rederived, fetch; a test
+checks each one is a member.
 """
 
 from __future__ import annotations
