@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from collections import defaultdict
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
@@ -10,6 +11,7 @@ from keydrift.analysis.facts import (
     BYPASSED, CASE, DEFAULTS, FETCH, LOOKUP, NORMALIZER, PART, READ, REDERIVED, REMOTE, SLASH, SLUG, UNICODE,
     WHITESPACE, WRITE, KeyAccess, Mismatch, Step,
 )
+from keydrift.analysis.values import is_remote
 
 _REDERIVING = (REDERIVED, FETCH, REMOTE)
 
@@ -128,6 +130,23 @@ def _other_fields(rs: Tuple[Step, ...], ws: Tuple[Step, ...]) -> bool:
     return bool(rs and ws) and rs[0].kind == REDERIVED and ws[0].kind == REDERIVED
 
 
+def _literal(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))
+
+
+def _renames(steps: Tuple[Step, ...]) -> bool:
+    """A step replaces one variable part of the key by another (``fqdn.replace(f".{old}",
+    f".{new}")`` after a zone was renamed): the written key is another entity's key on purpose,
+    not a spelling of the read one. A constant part replaced (``.replace(" ", "-")``, or
+    ``.replace(" ", sep)``) is still a normalization."""
+    for step in steps:
+        call = step.node
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "replace" \
+                and len(call.args) >= 2 and not _literal(call.args[0]) and not _literal(call.args[1]):
+            return True
+    return False
+
+
 def _same_helper_other_call(read: KeyAccess, write: KeyAccess, reads: Sequence[Tuple[int, KeyAccess]]) -> bool:
     """The read and the write come from two calls of one helper, and the write's own call looks
     the key up exactly as it writes it (``ensure_tag(label)``, ``ensure_tag(label.lower())``):
@@ -157,7 +176,7 @@ def mismatch_for(write_index: int, write: KeyAccess, reads: Sequence[Tuple[int, 
             return None  # some read uses exactly the written key: the pair is consistent
         if (rs and _constructed_field(ws)) or (ws and _constructed_field(rs)):
             continue  # undecidable: see _constructed_field
-        if _other_fields(rs, ws) or _same_helper_other_call(read, write, reads):
+        if _renames(rs) or _renames(ws) or _other_fields(rs, ws) or _same_helper_other_call(read, write, reads):
             continue
         candidates.append((index, read))
     if not candidates:
@@ -193,12 +212,14 @@ def remote_identity(write_index: int, write: KeyAccess, accesses: Sequence[KeyAc
     status["original_url"]``) made with a value the function read from the same entity by
     another field: no read of this field to pair with, yet the row was selected by another key
     and the remote side may answer with another spelling of it (a redirect, a canonical form),
-    so the write matches no row or another one. The read by the other field stands as the read."""
+    so the write matches no row or another one. The read by the other field stands as the read.
+    A read made with the remote answer too (``filter(project__id=project.id)`` of the project the
+    remote result built) selected its rows by that answer, not by another key: no read."""
     if write.role != LOOKUP or not any(s.kind == REMOTE for s in write.value.steps):
         return None
     candidates = [a for i, a in enumerate(accesses) if i < write_index] + list(row_reads)
     for read in candidates:
-        if read.kind == READ and read.entity == write.entity \
-                and read.field != write.field and read.value.origins & write.value.origins:
+        if read.kind == READ and read.entity == write.entity and read.field != write.field \
+                and read.value.origins & write.value.origins and not is_remote(read.value.steps):
             return Mismatch("remote-identity", read, write)
     return None

@@ -27,6 +27,8 @@ class KeyTransformedBeforeWrite(Rule):
     An unknown function applied to the key counts as a transformation unless it is a plain
     conversion (`str`, `int`, `UUID`). Values are followed inside one function.
     A case-insensitive read (`__iexact`, `lower(col) = lower(?)`) absorbs a case change only.
+    Not reported: a rename that replaces one variable part of the key by another
+    (`fqdn.replace(f".{old_zone}", f".{new_zone}")`): the new key is meant to differ.
     """
 
     CODE = "KD102"
