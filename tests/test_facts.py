@@ -333,3 +333,23 @@ def test_the_cli_parses_only_the_changed_module_on_its_next_run(project, monkeyp
     (project / "club" / "leaf3.py").write_text(LEAF.format(n=3).replace("request.GET", "request.POST"))
     assert _check_output(capsys, project) == first
     assert _relative(parsed, project) == ["club/leaf3.py"] and len(parsed) == 1
+
+
+def test_a_cache_entry_naming_an_unknown_term_is_rebuilt_not_trusted(project, monkeypatch):
+    _write(project, {f"club/leaf{n}.py": LEAF.format(n=n) for n in range(2)})
+    config = Config(root=str(project))
+    first = [(f.code, f.line) for f in findings_for("club/leaf1.py", config)]
+    assert first == [("KD108", 5)]
+    damaged = 0
+    for entry in (project / ".keydrift_cache").glob("*.json"):
+        text = entry.read_text()
+        if '"case"' in text and not entry.name.startswith("g-"):
+            entry.write_text(text.replace('"case"', '"lowercase"'))
+            damaged += 1
+        elif entry.name.startswith("g-"):
+            entry.unlink()  # the registry's findings are rebuilt from the module entries
+    assert damaged
+    _fresh_process()
+    parsed = _parses(monkeypatch)
+    assert [(f.code, f.line) for f in findings_for("club/leaf1.py", config)] == first
+    assert "club/models.py" in _relative(parsed, project)  # its entry was refused, so it was analyzed again
