@@ -940,10 +940,16 @@ def normalizer_defects(facts: object) -> List[Defect]:
     return defects
 
 
+# ``request.path`` of the request a view serves (Django, Flask, Starlette's ``url.path`` aside).
+REQUEST_OBJECTS = frozenset({"request", "req", "self.request"})
+REQUEST_PATH_ATTRIBUTES = frozenset({"path", "path_info"})
+
+
 class ResultReader(NormalizerReader):
     """KD403 outside normalizers: a function that stores or looks up keys and strips trailing
     slashes off a normalizer's result (``key = normalize_path(p).rstrip("/")``) or off a path
-    it was given (``def serve(path): Page.objects.get(path=path.rstrip("/"))``) loses the
+    it was given (``def serve(path): Page.objects.get(path=path.rstrip("/"))``, the request's
+    ``request.path``) loses the
     root as a normalizer would. Only its KD403 defects are kept."""
 
     def __init__(self, qualified: str, node: FunctionNode, names: UrlParseNames, config: Config) -> None:
@@ -963,6 +969,12 @@ class ResultReader(NormalizerReader):
         if is_normalizer_name(last_name(node.func), self.config):
             return Val(PATH)
         return super()._eval_call(node)
+
+    def eval(self, node: ast.expr) -> Val:
+        if isinstance(node, ast.Attribute) and node.attr in REQUEST_PATH_ATTRIBUTES \
+                and dotted_name(node.value) in REQUEST_OBJECTS:
+            return Val(PATH)  # the path a view serves: "/" for the home page
+        return super().eval(node)
 
     def run(self) -> List[Defect]:
         return [d for d in super().run() if d.code == KD403]

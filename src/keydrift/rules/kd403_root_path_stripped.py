@@ -23,7 +23,8 @@ class RootPathStripped(Rule):
     Outside normalizers, in a function that stores or looks up records (database vocabulary in
     its body), finds the same `rstrip("/")` applied to a normalizer's result
     (`normalize_path(p).rstrip("/")`, or a name holding it) or to a parameter named for a path
-    (`def serve(request, path): Page.objects.get(path=path.rstrip("/"))`); a whole URL
+    (`def serve(request, path): Page.objects.get(path=path.rstrip("/"))`) or to the path of
+    the request a view serves (`request.path.rstrip("/")`); a whole URL
     (`url.rstrip("/")`) is left alone there. A path stripped and then put back
     next to its host (`parts._replace(path=parts.path.rstrip("/")).geturl()`) is not reported:
     `"https://x.com/"` and `"https://x.com"` are one URL.
