@@ -67,7 +67,10 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
-FETCH_CORPUS = ROOT.parent / "shared" / "corpus" / "fetch-corpus"
+# ``../shared`` of the repository; a git worktree one folder deeper finds it one level up
+FETCH_CORPUS = next((p / "shared" / "corpus" / "fetch-corpus" for p in (ROOT.parent, ROOT.parent.parent)
+                     if (p / "shared" / "corpus" / "fetch-corpus").exists()),
+                    ROOT.parent / "shared" / "corpus" / "fetch-corpus")
 CACHE_HOME = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
 BENCH_HOME = CACHE_HOME / "keydrift-bench"
 TREES = {  # name: (folder under CACHE_HOME, fetch-corpus options) -- as fetch-corpus names them

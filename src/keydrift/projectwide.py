@@ -37,8 +37,23 @@ def findings_for(path: str, config: Config, fresh: bool = True) -> List[Finding]
     absolute = _absolute(path, config)
     if not _regular(absolute):
         return []  # a FIFO named x.py, a vanished file: never opened, never part of the project
+    if not _takes_part(absolute, config):
+        return []  # a registry finding sits in a module that contributes keys: no need to build it
     by_file = project_findings(config, fresh, absolute)
     return [_as_given(f, path) for f in by_file.get(absolute, ())]
+
+
+def _takes_part(path: str, config: Config) -> bool:
+    """Whether the module contributes to the registry (as ``_build`` decides): only its own
+    analysis and its imports' are needed to know, not the whole project's."""
+    from keydrift.analysis.project import project_index
+
+    keys = _module_keys(project_index(config, use_cache=config.cache), path, config)
+    return keys is not None and _contributes(keys)
+
+
+def _contributes(keys: object) -> bool:
+    return bool(keys.uses or keys.rewrites)  # type: ignore[attr-defined]
 
 
 def _still_describes(state: Dict[str, str], path: str) -> bool:
@@ -119,7 +134,7 @@ def _build(files: Sequence[str], config: Config) -> Dict[str, List[Finding]]:
     partitions: Dict[str, list] = {}
     for path in files:
         keys = _module_keys(project, path, config)
-        if keys is not None and (keys.uses or keys.rewrites):
+        if keys is not None and _contributes(keys):
             partitions.setdefault(_distribution(path, project.root), []).append(keys)
     found: Dict[str, List[Finding]] = {}
     for modules in partitions.values():

@@ -212,10 +212,12 @@ def method_index(root: str, module_of: Callable[[str], str]) -> MethodIndex:
 def called_database_methods(text: str, root: str, module_of: Callable[[str], str]) -> Iterator[Tuple[str, str]]:
     """(module, "Class.method") of each method the text calls that the project defines once, in
     a module with database vocabulary (``self.store.add_threepid(...)`` in a handler)."""
+    called = [m.group(1) for m in _CALLED_METHOD.finditer(text)]
+    if not any(resolvable_by_name(name) for name in called):
+        return  # nothing the index could hold: a file that calls none need not build it (a walk of the project)
     index = method_index(root, module_of)
     seen: Set[str] = set()
-    for match in _CALLED_METHOD.finditer(text):
-        name = match.group(1)
+    for name in called:
         if name in index.database and name not in seen:
             seen.add(name)
             yield index.owners[name][0]
@@ -242,8 +244,9 @@ def _index(root: str, module_of: Callable[[str], str]) -> MethodIndex:
         module = module_of(path)
         if not module:
             continue
-        names = [qualified.rsplit(".", 1)[-1] for qualified in _methods(text)]
-        for name, qualified in zip(names, _methods(text)):
+        methods = list(_methods(text))
+        names = [qualified.rsplit(".", 1)[-1] for qualified in methods]
+        for name, qualified in zip(names, methods):
             index.owners.setdefault(name, []).append((module, qualified))
         if names and DATABASE_VOCABULARY.search(text):
             database.update(n for n in names if resolvable_by_name(n))
