@@ -15,7 +15,7 @@ import ast
 import os
 from dataclasses import replace
 import sys
-from typing import Iterator, List, Sequence, Set, Tuple
+from typing import Iterator, List, Optional, Sequence, Set, Tuple
 
 from keydrift import __version__
 from keydrift.analysis.boundary import boundary_warnings
@@ -26,6 +26,7 @@ from keydrift.noqa import apply_noqa
 from keydrift.output._common import full_message
 from keydrift.projectwide import findings_for
 from keydrift.results import check_cached
+from keydrift.types import Config
 
 _STDIN_NAMES = ("stdin", "-")
 _already_said: Set[str] = set()  # one message per problem per process, not per file
@@ -60,14 +61,9 @@ class KeydriftChecker:
     def _results(self) -> List[Tuple[int, int, str, type]]:
         stdin = self.filename in _STDIN_NAMES
         run_config = load_config(os.getcwd())  # the run's own configuration broken: skip the run
-        config, broken = (run_config, None) if stdin else load_config_or_parent(self.filename)
+        config, broken = (run_config, None) if stdin else _file_config(self.filename)
         if broken is not None:  # a subtree's: checked with the configuration above it, as the CLI does
             _say_once(fallback_note(broken, config))
-        if not config.config_file and not stdin:
-            # no pyproject.toml: the same project root as `keydrift check` run from here
-            root = root_without_pyproject(self.filename, os.getcwd())
-            if root:
-                config = replace(config, root=root)
         for warning in boundary_warnings(config) if config.config_file else ():
             _say_once(warning)
         if not stdin and is_excluded(self.filename, config):
@@ -76,11 +72,38 @@ class KeydriftChecker:
         found = check_cached(source, self.filename, config, self.tree)
         if not stdin:
             # the project registry's findings; one look at the project per flake8 process
-            found = found + findings_for(self.filename, config, fresh=False)
+            found = found + findings_for(self.filename, config, fresh=False,
+                                         check=self._check_module if config.cache else None)
         findings = [f for f in found if not f.code.startswith("KD9") and finding_allowed(f, config)]
         if not self.disable_noqa:
             findings = apply_noqa(findings, source)
         return [(f.line, f.col, full_message(f), type(self)) for f in findings]
+
+
+    def _check_module(self, path: str) -> None:
+        """Check a module of the project as this plugin will when flake8 hands it over (its
+        result is then in the cache), its path spelled as flake8 spells this one."""
+        spelled = path if os.path.isabs(self.filename) else os.path.relpath(path)
+        try:
+            config, _ = _file_config(spelled)
+            if is_excluded(spelled, config):
+                return
+            with open(path, "rb") as handle:
+                data = handle.read()
+            check_cached(data, spelled, config)
+        except (OSError, ConfigError):
+            pass  # only a head start: the module's own turn checks it as usual
+
+
+def _file_config(filename: str) -> Tuple[Config, Optional[ConfigError]]:
+    """The file's configuration, and the error of a broken one it stands in for."""
+    config, broken = load_config_or_parent(filename)
+    if not config.config_file:
+        # no pyproject.toml: the same project root as `keydrift check` run from here
+        root = root_without_pyproject(filename, os.getcwd())
+        if root:
+            config = replace(config, root=root)
+    return config, broken
 
 
 def _say_once(message: str) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from keydrift.deepstack import call_with_deep_stack
 from keydrift.diskcache import CACHE_DIRECTORY, DiskCache, code_fingerprint, digest, file_digest
@@ -26,12 +26,19 @@ from keydrift.types import Config, Finding, Location
 
 _MEMO: Dict[str, Tuple[Dict[str, str], Dict[str, List[Finding]]]] = {}
 
+# Checks a module (absolute path) as its front end would, through the results cache.
+Checker = Callable[[str], None]
 
-def findings_for(path: str, config: Config, fresh: bool = True) -> List[Finding]:
+
+def findings_for(path: str, config: Config, fresh: bool = True, check: Optional[Checker] = None) -> List[Finding]:
     """The registry findings reported in ``path`` (as the caller names it), selected codes only.
     ``fresh=False`` trusts what this process found for the project already (a CLI run or a
     flake8 worker checks a snapshot: walking and hashing the project for every file would make
-    a run quadratic); an editor server asks for a fresh look every time."""
+    a run quadratic); an editor server asks for a fresh look every time.
+
+    ``check``: for a front end that is about to check every module itself in several processes
+    at once (flake8's workers): assembling the registry then checks each module through it (so
+    its later check is a cached result) and the processes share the modules between them."""
     if path in ("-", "stdin") or not path.endswith(".py"):
         return []
     absolute = _absolute(path, config)
@@ -39,7 +46,7 @@ def findings_for(path: str, config: Config, fresh: bool = True) -> List[Finding]
         return []  # a FIFO named x.py, a vanished file: never opened, never part of the project
     if not _takes_part(absolute, config):
         return []  # a registry finding sits in a module that contributes keys: no need to build it
-    by_file = project_findings(config, fresh, absolute)
+    by_file = project_findings(config, fresh, absolute, check)
     return [_as_given(f, path) for f in by_file.get(absolute, ())]
 
 
@@ -78,7 +85,8 @@ def findings_for_files(paths: Sequence[str], config: Config) -> List[Finding]:
     return out
 
 
-def project_findings(config: Config, fresh: bool = True, path_hint: str = "") -> Dict[str, List[Finding]]:
+def project_findings(config: Config, fresh: bool = True, path_hint: str = "",
+                     check: Optional[Checker] = None) -> Dict[str, List[Finding]]:
     """Absolute file path -> its registry findings, for the project of ``config``."""
     memo = _MEMO.get(_memo_key(config))
     if memo is not None and not fresh and _still_describes(memo[0], path_hint):
@@ -94,7 +102,7 @@ def project_findings(config: Config, fresh: bool = True, path_hint: str = "") ->
     if found is None:
         with stage("registry"):
             try:
-                found = call_with_deep_stack(lambda: _build(files, config))
+                found = call_with_deep_stack(lambda: _build(files, config, check))
             except Exception:  # noqa: BLE001 - a bug in the registry must not stop the run
                 found = {}
         cache.store(key, {"state": state, "findings": {p: [_to_json(f) for f in fs] for p, fs in found.items()}})
@@ -127,13 +135,14 @@ def _regular(path: str) -> bool:
         return False
 
 
-def _build(files: Sequence[str], config: Config) -> Dict[str, List[Finding]]:
+def _build(files: Sequence[str], config: Config, check: Optional[Checker] = None) -> Dict[str, List[Finding]]:
     from keydrift.analysis.project import project_index
 
     project = project_index(config, use_cache=config.cache)
+    keys_of = _keys_of_modules(project, files, config, check)
     partitions: Dict[str, list] = {}
-    for path in files:
-        keys = _module_keys(project, path, config)
+    for path in files:  # in the walk's order, whichever process analyzed which module
+        keys = keys_of.get(path)
         if keys is not None and _contributes(keys):
             partitions.setdefault(_distribution(path, project.root), []).append(keys)
     found: Dict[str, List[Finding]] = {}
@@ -145,9 +154,61 @@ def _build(files: Sequence[str], config: Config) -> Dict[str, List[Finding]]:
     return found
 
 
-def _module_keys(project: object, path: str, config: Config) -> object:
+def _keys_of_modules(project: object, files: Sequence[str], config: Config,
+                     check: Optional[Checker]) -> Dict[str, object]:
+    """Each module's registry facts. With ``check``, processes assembling the same registry at
+    the same time split the modules: each claims a module before analyzing it (a file created
+    exclusively in the cache folder) and leaves the ones another has claimed to the end, when
+    their exports are usually on disk."""
+    directory = project.cache.directory if check is not None else None  # type: ignore[attr-defined]
+    keys_of: Dict[str, object] = {}
+    claimed_elsewhere = []
+    for path in files:
+        claim = _claim(directory, path, project)
+        if claim is None:
+            claimed_elsewhere.append(path)
+            continue
+        try:
+            keys_of[path] = _module_keys(project, path, config, check)
+        finally:
+            _release(claim)
+    for path in claimed_elsewhere:
+        keys_of[path] = _module_keys(project, path, config)
+    return keys_of
+
+
+_NO_CLAIM = ""  # no cache folder to claim in: every module is this process's
+
+
+def _claim(directory: Optional[str], path: str, project: object) -> Optional[str]:
+    """The claim file taken for the module (``_NO_CLAIM`` when claims are off or fail), None
+    when another process holds it."""
+    if directory is None:
+        return _NO_CLAIM
+    identity = repr((path, file_digest(path), project.config_key))  # type: ignore[attr-defined]
+    claim = os.path.join(directory, "claim-" + digest(identity.encode("utf-8", "surrogatepass")))
+    try:
+        os.makedirs(directory, exist_ok=True)
+        os.close(os.open(claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return None
+    except OSError:
+        return _NO_CLAIM
+    return claim
+
+
+def _release(claim: str) -> None:
+    if claim:
+        try:
+            os.unlink(claim)
+        except OSError:
+            pass
+
+
+def _module_keys(project: object, path: str, config: Config, check: Optional[Checker] = None) -> object:
     """A module's registry facts; None for modules that take no part (tests, migrations, files
-    that cannot touch a key)."""
+    that cannot touch a key). ``check`` is run on a module that does before its facts are
+    read: the check leaves its export with the index."""
     from keydrift.analysis.boundary import is_migration_module, is_test_module
     from keydrift.analysis.project import module_name_for
     from keydrift.engine import database_relevant
@@ -160,6 +221,8 @@ def _module_keys(project: object, path: str, config: Config) -> object:
             text = handle.read().decode("utf-8", "replace")
         if "\x00" in text or not database_relevant(text, path, config):
             return None
+        if check is not None:
+            check(path)
         return project.export_for_file(path).keys  # type: ignore[attr-defined]
     except (OSError, RecursionError, ValueError):
         return None
