@@ -133,6 +133,77 @@ def test_the_flake8_plugin_reports_registry_findings_for_its_file(project):
     assert list(checker.run()) == []
 
 
+def test_a_module_that_contributes_no_keys_does_not_assemble_the_registry(project, monkeypatch):
+    from keydrift import projectwide
+    from keydrift.analysis import receivers
+
+    _write(project, {"club/models.py": MODELS, "club/reset.py": RESET, "club/plain.py": "X = 1\n",
+                     "club/calls.py": "def f(x):\n    return x.strip()\n"})
+    config = Config(root=str(project))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the project was walked")
+    with monkeypatch.context() as patched:
+        patched.setattr(projectwide, "_build", refuse)
+        patched.setattr(receivers, "_index", refuse)
+        assert findings_for("club/plain.py", config) == [] and findings_for("club/calls.py", config) == []
+    assert _codes("club/reset.py", config) == [("KD108", 5)]
+
+
+def _cached_modules(monkeypatch, config: Config, paths: list) -> list:
+    """The modules whose check the results cache answers (the engine refuses to run)."""
+    from keydrift import engine
+    from keydrift.results import check_cached
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("not cached")
+    monkeypatch.setattr(engine, "check_source_recorded", refuse)
+    answered = []
+    for path in paths:
+        try:
+            check_cached((project_root(config) / path).read_bytes(), path, config)
+            answered.append(path)
+        except AssertionError:
+            pass
+    return answered
+
+
+def project_root(config: Config) -> Path:
+    return Path(config.root)
+
+
+def test_the_plugin_checks_each_module_while_assembling_the_registry(project, monkeypatch):
+    """flake8's workers: the registry's first assembly checks every contributing module as the
+    plugin will, so each one's own turn is a cached result."""
+    _write(project, {"club/models.py": MODELS, "club/reset.py": RESET, "club/plain.py": "X = 1\n"})
+    (project / "pyproject.toml").write_text("[tool.keydrift]\n")
+    checker = KeydriftChecker(ast.parse(RESET), "./club/reset.py", RESET.splitlines(keepends=True))
+    assert [message.split()[0] for _, _, message, _ in checker.run()] == ["KD108"]
+    assert not [n for n in os.listdir(project / ".keydrift_cache") if n.startswith("claim-")]
+    config = Config(root=str(project), config_file=str(project / "pyproject.toml"))
+    assert _cached_modules(monkeypatch, config, ["club/models.py", "club/reset.py", "club/plain.py"]) == [
+        "club/models.py", "club/reset.py"]  # plain.py takes no part: its own turn checks it
+
+
+def test_a_module_another_worker_claimed_is_still_in_the_registry(project, monkeypatch):
+    """A claim held by another process (or left by one that died) defers the module, never
+    drops it: the findings are those of an unshared assembly."""
+    from keydrift.diskcache import digest, file_digest
+
+    _write(project, {"club/models.py": MODELS, "club/reset.py": RESET})
+    (project / "pyproject.toml").write_text("[tool.keydrift]\n")
+    models = os.path.normpath(str(project / "club" / "models.py"))
+    config = Config(root=str(project), config_file=str(project / "pyproject.toml"))
+    key = project_index(config).config_key
+    claim = "claim-" + digest(repr((models, file_digest(models), key)).encode())
+    (project / ".keydrift_cache").mkdir()
+    (project / ".keydrift_cache" / claim).write_text("")
+    checker = KeydriftChecker(ast.parse(RESET), "./club/reset.py", RESET.splitlines(keepends=True))
+    assert [(line, message.split()[0]) for line, _, message, _ in checker.run()] == [(5, "KD108")]
+    assert (project / ".keydrift_cache" / claim).exists()  # another's claim is not ours to remove
+    assert _cached_modules(monkeypatch, config, ["club/models.py"]) == []  # left to its own turn
+
+
 def test_module_facts_round_trip_through_json(project):
     _write(project, {"club/models.py": MODELS, "club/reset.py": RESET})
     index = project_index(Config(root=str(project), cache=False), use_cache=False)
