@@ -24,7 +24,8 @@ from keydrift.timing import stage
 from keydrift.results import fix_from_json, fix_to_json
 from keydrift.types import Config, Finding, Location
 
-_MEMO: Dict[str, Tuple[Dict[str, str], Dict[str, List[Finding]]]] = {}
+# the project's files' digests, and the registry's findings (None: not assembled yet)
+_MEMO: Dict[str, Tuple[Dict[str, str], Optional[Dict[str, List[Finding]]]]] = {}
 
 # Checks a module (absolute path) as its front end would, through the results cache.
 Checker = Callable[[str], None]
@@ -44,8 +45,6 @@ def findings_for(path: str, config: Config, fresh: bool = True, check: Optional[
     absolute = _absolute(path, config)
     if not _regular(absolute):
         return []  # a FIFO named x.py, a vanished file: never opened, never part of the project
-    if not _takes_part(absolute, config):
-        return []  # a registry finding sits in a module that contributes keys: no need to build it
     by_file = project_findings(config, fresh, absolute, check)
     return [_as_given(f, path) for f in by_file.get(absolute, ())]
 
@@ -89,16 +88,23 @@ def project_findings(config: Config, fresh: bool = True, path_hint: str = "",
                      check: Optional[Checker] = None) -> Dict[str, List[Finding]]:
     """Absolute file path -> its registry findings, for the project of ``config``."""
     memo = _MEMO.get(_memo_key(config))
-    if memo is not None and not fresh and _still_describes(memo[0], path_hint):
-        return memo[1]
     root = os.path.abspath(config.root or ".")
-    files = _project_files(root, config)
-    state = {path: file_digest(path) or "" for path in files}
-    if memo is not None and memo[0] == state:
-        return memo[1]
+    if memo is not None and not fresh and _still_describes(memo[0], path_hint):
+        if memo[1] is not None:
+            return memo[1]
+        state = memo[0]  # walked already; no module asked about needed the registry yet
+    else:
+        state = {path: file_digest(path) or "" for path in _project_files(root, config)}
+        if memo is not None and memo[0] == state and memo[1] is not None:
+            return memo[1]
+    files = list(state)
     cache = DiskCache(os.path.join(root, CACHE_DIRECTORY) if config.cache else None)
     key = _entry_key(config)
     found = _load(cache.load(key), state)
+    if found is None and path_hint and not _takes_part(path_hint, config):
+        # a registry finding sits in a module that contributes keys: this one needs none built
+        _MEMO[_memo_key(config)] = (state, None)
+        return {}
     if found is None:
         with stage("registry"):
             try:
