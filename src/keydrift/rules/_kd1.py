@@ -6,7 +6,7 @@ import os
 import ast
 from typing import Iterable, Iterator, Optional, Tuple
 
-from keydrift.analysis.boundary import is_migration_module
+from keydrift.analysis.boundary import is_migration_module, is_test_module
 from keydrift.analysis.facts import CASE, NORMALIZER, SLASH, WHITESPACE, KeyAccess, Mismatch, RawFinding, RawFix, Step
 from keydrift.analysis.imports import module_name_of
 from keydrift.analysis.positions import line_ref
@@ -123,13 +123,18 @@ def read_line() -> str:
     return line_ref(0)
 
 
-def in_migration(facts: object) -> bool:
+def _not_an_entry_point(facts: object) -> bool:
+    """Data migrations rename and backfill keys on purpose; tests store fixtures in whatever
+    form a test needs (often to check that the code under test normalizes) and then call that
+    code. Neither is a path by which the application reads and writes its records; the
+    project-wide registry leaves them out for the same reason."""
     config = getattr(facts, "config", None) or Config()
-    return is_migration_module(module_name_of(getattr(facts, "path", ""), config))
+    module = module_name_of(getattr(facts, "path", ""), config)
+    return is_migration_module(module) or is_test_module(module)
 
 
 def select(facts: object, shape: str) -> Iterator[Mismatch]:
-    if in_migration(facts):
+    if _not_an_entry_point(facts):
         return
     for m in getattr(facts, "mismatches", ()):
         if m.shape == shape:
