@@ -280,11 +280,12 @@ def forwarded_mappings(call: ast.Call, ctx: Context) -> List[ast.expr]:
     return found
 
 
-def column_of(expr: ast.expr) -> Optional[Tuple[str, str, FrozenSet[str]]]:
-    """``M.f`` / ``table.c.f`` / ``func.lower(M.f)`` -> (entity, field, absorbed kinds)."""
+def column_of(expr: ast.expr, ctx: Optional[Context] = None) -> Optional[Tuple[str, str, FrozenSet[str]]]:
+    """``M.f`` / ``table.c.f`` / ``func.lower(M.f)`` -> (entity, field, absorbed kinds); with the
+    walk's context also ``cls.f`` in a model's classmethod (the class's column, not a value)."""
     if isinstance(expr, ast.Call) and positional_args(expr):
         kind = sqla.SQL_FUNCTION_KINDS.get(last_name(expr.func))
-        inner = column_of(positional_args(expr)[0])
+        inner = column_of(positional_args(expr)[0], ctx)
         if kind is None or inner is None:
             return None
         return inner[0], inner[1], inner[2] | frozenset({kind})
@@ -297,6 +298,8 @@ def column_of(expr: ast.expr) -> Optional[Tuple[str, str, FrozenSet[str]]]:
             table = last_name(base.value.value)
         return (table, expr.attr, frozenset()) if table else None
     entity = last_name(base)
+    if isinstance(base, ast.Name) and base.id == "cls" and ctx is not None:
+        entity = ctx.enclosing_class()
     if is_model_name(entity):
         return entity, expr.attr, frozenset()
     return None

@@ -310,6 +310,34 @@ def _case_insensitive(call: ast.Call) -> bool:
     return False
 
 
+def _lowering_types(module: ast.Module) -> FrozenSet[str]:
+    """Column-type classes of the module whose ``process_bind_param`` returns the whole value
+    lowercased (a ``TypeDecorator``): SQLAlchemy binds every value of such a column through it,
+    the stored one and the one a lookup compares, so the column absorbs case like CITEXT."""
+    names = set()
+    for statement in module.body:
+        if isinstance(statement, ast.ClassDef) and any(
+                isinstance(m, FUNCTION_TYPES) and m.name == "process_bind_param" and _returns_lowered_param(m)
+                for m in statement.body):
+            names.add(statement.name)
+    return frozenset(names)
+
+
+def _returns_lowered_param(method: FunctionNode) -> bool:
+    """``return value.lower()`` (or ``casefold()``) of the bound value, the method's second parameter."""
+    params = _param_names(method)
+    if len(params) < 2:
+        return False
+    returns = [n.value for n in ast.walk(method) if isinstance(n, ast.Return) and n.value is not None]
+    return any(isinstance(r, ast.Call) and isinstance(r.func, ast.Attribute) and r.func.attr in ("lower", "casefold")
+               and isinstance(r.func.value, ast.Name) and r.func.value.id == params[1] for r in returns)
+
+
+def _column_type_names(call: ast.Call) -> FrozenSet[str]:
+    """The class names of a column's positional arguments: ``Column(Lowered)``, ``Column("e", Lowered(320))``."""
+    return frozenset(last_name(a.func if isinstance(a, ast.Call) else a) for a in call.args)
+
+
 def _class_fields(cls: ast.ClassDef) -> Iterator[Tuple[str, ast.Call]]:
     for small in _small_statements(block(cls.body, cls)):
         target = small.targets[0] if isinstance(small, ast.Assign) else getattr(small, "target", None)
@@ -328,9 +356,10 @@ def _imports_django(module: ast.Module) -> bool:
 def model_facts(module: ast.Module, rewrites: Dict[Tuple[str, str], Rewrite],
                 absorbs: Dict[Tuple[str, str], FrozenSet[str]], derivations: Optional[Derivations] = None) -> None:
     saving = SAVING_METHODS - DJANGO_VALIDATION_METHODS if _imports_django(module) else SAVING_METHODS
+    lowering = _lowering_types(module)
     for statement in module.body:
         if isinstance(statement, ast.ClassDef):
-            _class_facts(statement, rewrites, absorbs, saving)
+            _class_facts(statement, rewrites, absorbs, saving, lowering)
             if derivations is not None:
                 _derived_keys(statement, derivations)
         elif isinstance(statement, FUNCTION_TYPES):
@@ -344,10 +373,11 @@ def model_facts(module: ast.Module, rewrites: Dict[Tuple[str, str], Rewrite],
 
 
 def _class_facts(cls: ast.ClassDef, rewrites: Dict[Tuple[str, str], Rewrite],
-                 absorbs: Dict[Tuple[str, str], FrozenSet[str]], saving: FrozenSet[str] = SAVING_METHODS) -> None:
+                 absorbs: Dict[Tuple[str, str], FrozenSet[str]], saving: FrozenSet[str] = SAVING_METHODS,
+                 lowering: FrozenSet[str] = frozenset()) -> None:
     entity = cls.name
     for field_name, call in _class_fields(cls):
-        if _case_insensitive(call):
+        if _case_insensitive(call) or _column_type_names(call) & lowering:
             absorbs[(entity, field_name)] = frozenset({"case"})
     for node in block(cls.body, cls):
         if not isinstance(node, FUNCTION_TYPES):

@@ -13,6 +13,7 @@ from keydrift.analysis.facts import LOOKUP, READ
 from keydrift.analysis.layers.querysets import is_manager, keyword_lookups, model_chain
 from keydrift.analysis.values import last_name
 from keydrift.frameworks import django_orm as django
+from keydrift.frameworks import sqlalchemy_orm as sqla
 
 # Shortcuts that look a record (or a list) up: ``get_object_or_404(Model, url=u)``.
 SHORTCUTS = ("get_object_or_404", "get_list_or_404", "aget_object_or_404")
@@ -24,7 +25,8 @@ def recognize_chain(chain: Chain) -> Union[ChainInfo, None, Stop]:
     base_name = chain.base_name
     if base_name in ("cls", "self") and is_manager(chain.first):  # cls.objects in a model's classmethod
         base_name = chain.ctx.enclosing_class()
-    if chain.base is not None and is_model_name(base_name) and is_manager(chain.first):
+    if chain.base is not None and is_model_name(base_name) and is_manager(chain.first) \
+            and not _session_query(chain):
         return model_chain(chain.reader, chain.ctx.model_alias(base_name), chain.links)
     if chain.first_call is not None and is_model_name(chain.first) and chain.base is None:
         if len(chain.links) > 1 and chain.links[1][0] in django.SAVE_METHODS:
@@ -32,6 +34,12 @@ def recognize_chain(chain: Chain) -> Union[ChainInfo, None, Stop]:
             return ChainInfo(chain.first)
         return STOP
     return None
+
+
+def _session_query(chain: Chain) -> bool:
+    """``Session.query(M)``: a capitalized scoped session called with the model; Flask-SQLAlchemy's
+    ``Model.query`` is an attribute, never called (the SQLAlchemy layer reads the session's)."""
+    return chain.first in sqla.QUERY_METHODS and bool(chain.links) and chain.links[0][1] is not None
 
 
 def recognize_shortcut(chain: Chain) -> Optional[ChainInfo]:

@@ -108,8 +108,8 @@ def _comparison_keys(expr: ast.Compare, ctx: Context) -> List[Key]:
         return []
     left, right = expr.left, expr.comparators[0]
     for column_side, value_side in ((left, right), (right, left)):
-        column = column_of(column_side)
-        if column is not None and column_of(value_side) is None:
+        column = column_of(column_side, ctx)
+        if column is not None and column_of(value_side, ctx) is None:
             entity, field_name, absorbs = column
             return [Key(entity, field_name, _sql_value(value_side, ctx), absorbs)]
     return []
@@ -121,7 +121,7 @@ def _method_criterion(expr: ast.Call, ctx: Context) -> List[Key]:
     if not isinstance(func, ast.Attribute):
         return []
     operator = func.attr
-    column = column_of(func.value)
+    column = column_of(func.value, ctx)
     args = positional_args(expr)
     if column is None or not args:
         return []
