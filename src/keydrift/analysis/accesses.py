@@ -20,7 +20,6 @@ from keydrift.analysis.chains import (
     column_of,
     constructed_instances,
     dict_items,
-    element_value,
     fstring_parts,
     is_model_name,
     keyword,
@@ -41,7 +40,7 @@ from keydrift.analysis.values import code, dotted_name, last_name
 
 __all__ = [
     "Chain", "ChainInfo", "ChainReader", "Context", "Key", "LAYERS", "Layer", "Link", "code", "column_of",
-    "constructed_instances", "criteria_lookups", "dict_items", "dotted_name", "element_value",
+    "constructed_instances", "criteria_lookups", "dict_items", "dotted_name",
     "fstring_parts", "is_model_name", "keyword", "keyword_args", "keyword_items", "keyword_lookups",
     "last_name", "mapping_fields", "parse_lookup", "positional_args", "recognize", "stored_fields",
     "unchain",

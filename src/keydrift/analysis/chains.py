@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Callable, ContextManager, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 from keydrift.analysis.facts import STORE, WRITE, Value
-from keydrift.analysis.tree import segment
+from keydrift.analysis.tree import concatenated_literals, segment, unstarred
 from keydrift.analysis.values import code, last_name
 from keydrift.frameworks import sqlalchemy_orm as sqla
 
@@ -152,11 +152,6 @@ def positional_args(call: ast.Call) -> List[ast.expr]:
     return [a for a in call.args if not isinstance(a, ast.Starred)]
 
 
-def element_value(element: ast.expr) -> ast.expr:
-    """An element of a list/tuple/set display, ``*spread`` unwrapped (libcst's ``Element.value``
-    and ``StarredElement.value``)."""
-    return element.value if isinstance(element, ast.Starred) else element
-
 
 def dict_items(node: ast.Dict) -> List[Tuple[ast.expr, ast.expr]]:
     """The ``key: value`` items of a dict display, ``**spread`` left out."""
@@ -170,7 +165,7 @@ def fstring_parts(node: ast.AST) -> Optional[List[Union[str, ast.FormattedValue]
     an f-string implicitly concatenated with other literals (``"a:" f"{b}"`` is one
     ``JoinedStr`` in ast but was a ``ConcatenatedString`` in libcst, which no recognizer read as
     a template). Backslash escapes stay evaluated: libcst kept them as written."""
-    if not isinstance(node, ast.JoinedStr) or _concatenated_literals(node):
+    if not isinstance(node, ast.JoinedStr) or concatenated_literals(node):
         return None
     parts: List[Union[str, ast.FormattedValue]] = []
     for value in node.values:
@@ -184,35 +179,6 @@ def fstring_parts(node: ast.AST) -> Optional[List[Union[str, ast.FormattedValue]
             parts.append(text)
     return parts
 
-
-def _concatenated_literals(node: ast.expr) -> bool:
-    """Whether the source of a string node is several adjacent literals. False when that cannot
-    be told: no source (see ``tree.source_lines``), or text that is not only string literals."""
-    text = segment(node)
-    if text is None:
-        return False
-    start = getattr(tokenize, "FSTRING_START", None)  # 3.12+: an f-string is a token sequence
-    end = getattr(tokenize, "FSTRING_END", None)
-    depth = literals = 0
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(f"({text})").readline))
-    except (tokenize.TokenError, SyntaxError):
-        return False
-    closing = max((i for i, t in enumerate(tokens) if t.type == tokenize.OP and t.string == ")"), default=0)
-    for token in tokens[1:closing]:  # inside the parentheses added around the text
-        if start is not None and token.type == start:
-            if depth == 0:
-                literals += 1
-            depth += 1
-        elif end is not None and token.type == end:
-            depth -= 1
-        elif depth > 0:
-            continue
-        elif token.type == tokenize.STRING:
-            literals += 1
-        elif token.type not in (tokenize.NL, tokenize.COMMENT):
-            return False
-    return literals > 1
 
 
 def keyword(call: ast.Call, name: str) -> Optional[ast.expr]:
@@ -328,7 +294,7 @@ def constructed_instances(expr: ast.expr) -> List[ast.Call]:
             and (keyword_args(expr) or any(k.arg is None for k in expr.keywords)):
         return [expr]
     if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
-        return [c for e in expr.elts for c in constructed_instances(element_value(e))]
+        return [c for e in expr.elts for c in constructed_instances(unstarred(e))]
     if isinstance(expr, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
         return constructed_instances(expr.elt)
     return []

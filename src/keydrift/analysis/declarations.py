@@ -16,9 +16,7 @@ at; class methods are read only when a key of their class needs them.
 from __future__ import annotations
 
 import ast
-import io
 import re
-import tokenize
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
@@ -31,9 +29,11 @@ from keydrift.analysis.tree import (
     FunctionNode,
     all_argument_values,
     child_nodes,
+    concatenated_literals,
+    elements,
     is_true,
     keyword_arg,
-    segment,
+    unstarred,
 )
 from keydrift.analysis.tree import string_literal as _string
 from keydrift.analysis.values import code, dotted_name, last_name
@@ -214,7 +214,7 @@ class SchemaReader:
             self.facts.table_of_class[_string(value) or ""] = owner
             return True
         if name in schema.SQLALCHEMY_TABLE_ARGS:
-            for item in _elements(value):
+            for item in elements(value):
                 if isinstance(item, ast.Call):
                     self._constraint_call(item, owner)
             return True
@@ -260,7 +260,7 @@ class SchemaReader:
                for arg in _positional(call)):
             return _Column(OTHER)  # Column("team_name", String(50), ForeignKey("team.name"))
         for arg in _positional(call):
-            if _is_literal_string(arg) or (isinstance(arg, ast.JoinedStr) and _implicitly_concatenated(arg)):
+            if _is_literal_string(arg) or (isinstance(arg, ast.JoinedStr) and concatenated_literals(arg)):
                 continue  # the column's name (a concatenation with an f-string was one to libcst)
             type_expr = arg.func if isinstance(arg, ast.Call) else arg
             if last_name(type_expr) == "ForeignKey":
@@ -289,7 +289,7 @@ class SchemaReader:
         for node in body:
             if not isinstance(node, ast.ClassDef):
                 continue
-            bases = [last_name(_unstarred(b)) for b in node.bases]
+            bases = [last_name(unstarred(b)) for b in node.bases]
             text = any(self._is_text_class(b) for b in bases) or _impl_is_text(node)
             fieldish = text or any(b.endswith("Field") or b == "TypeDecorator" for b in bases)
             if not fieldish:
@@ -386,7 +386,7 @@ class SchemaReader:
                 for group in _string_groups(value):
                     self._declare(CONSTRAINT, owner, group, small, "unique_together")
             elif name in schema.DJANGO_META_CONSTRAINTS:
-                for item in _elements(value):
+                for item in elements(value):
                     if isinstance(item, ast.Call):
                         self._constraint_call(item, owner)
                     elif isinstance(item, ast.Tuple):
@@ -394,19 +394,19 @@ class SchemaReader:
 
     def _peewee_index(self, item: ast.Tuple, owner: str) -> None:
         """peewee ``indexes = ((("email",), True),)``: a unique multi-column index."""
-        parts = [_unstarred(e) for e in item.elts]
+        parts = [unstarred(e) for e in item.elts]
         if len(parts) == 2 and is_true(parts[1]):
-            columns = tuple(s for s in (_string(e) for e in _elements(parts[0])) if s)
+            columns = tuple(s for s in (_string(e) for e in elements(parts[0])) if s)
             self._declare(CONSTRAINT, owner, columns, item, "a unique index in Meta.indexes")
 
     def _constraint_call(self, call: ast.Call, entity: Optional[str]) -> None:
         """``UniqueConstraint(...)`` / ``Index(..., unique=True)`` in a model or a Table."""
         name = last_name(call.func)
         if name in schema.UNIQUE_CONSTRAINT_CALLS:
-            expressions = _positional(call) + _elements(_keyword(call, "fields"))
+            expressions = _positional(call) + elements(_keyword(call, "fields"))
             self._constraint_columns(call, entity, expressions, "UniqueConstraint")
         elif name in schema.INDEX_CALLS and _true_keyword(call, frozenset({"unique"})):
-            self._constraint_columns(call, entity, _positional(call)[1:] + _elements(_keyword(call, "fields")),
+            self._constraint_columns(call, entity, _positional(call)[1:] + elements(_keyword(call, "fields")),
                                      "Index(unique=True)")
 
     def _constraint_columns(self, call: ast.Call, entity: Optional[str],
@@ -459,7 +459,7 @@ class SchemaReader:
             self._sql(expr)
         elif isinstance(expr, (ast.List, ast.Tuple)) and depth < _MAX_EXPRESSION_DEPTH:
             for element in expr.elts:
-                self._expression(_unstarred(element), depth + 1)
+                self._expression(unstarred(element), depth + 1)
         elif isinstance(expr, ast.Call):
             self._call(expr, depth)
 
@@ -473,7 +473,7 @@ class SchemaReader:
         elif name in schema.MONGO_INDEX_METHODS and isinstance(call.func, ast.Attribute):
             self._mongo_index(call, _collection(call.func.value), call)
         elif name in schema.MONGO_INDEXES_METHODS and isinstance(call.func, ast.Attribute):
-            for model in _elements(_positional(call)[0] if _positional(call) else None):
+            for model in elements(_positional(call)[0] if _positional(call) else None):
                 if isinstance(model, ast.Call) and last_name(model.func) in schema.MONGO_INDEX_MODEL:
                     self._mongo_index(model, _collection(call.func.value), model)
         else:
@@ -600,10 +600,6 @@ def _is_literal_string(node: Optional[ast.AST]) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))
 
 
-def _unstarred(node: ast.expr) -> ast.expr:
-    """``*rest`` -> ``rest``: a spread element, base or argument is read as what it spreads."""
-    return node.value if isinstance(node, ast.Starred) else node
-
 
 def _unordered(expr: ast.expr) -> ast.expr:
     """``Lower("email").desc()`` -> ``Lower("email")``."""
@@ -636,7 +632,7 @@ def _sql_text(node: ast.expr) -> Optional[str]:
     An f-string implicitly concatenated with other literals is not read (it never was: libcst
     cannot evaluate one), so the findings stay as they were."""
     if isinstance(node, ast.JoinedStr):
-        if _implicitly_concatenated(node):
+        if concatenated_literals(node):
             return None
         parts = []
         for part in node.values:
@@ -649,43 +645,12 @@ def _sql_text(node: ast.expr) -> Optional[str]:
     return _string(node)
 
 
-# A literal's first token: STRING, or FSTRING_START for an f-string since Python 3.12.
-_FSTRING_START: Optional[int] = getattr(tokenize, "FSTRING_START", None)
-_FSTRING_END: Optional[int] = getattr(tokenize, "FSTRING_END", None)
-
-
-def _implicitly_concatenated(node: ast.JoinedStr) -> bool:
-    """Whether an f-string's source is several literals (``f"..." "..."``); False when the
-    source text is unknown."""
-    text = segment(node)
-    if text is None:
-        return False
-    count = depth = 0
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(f"({text})").readline):
-            if token.type in (tokenize.STRING, _FSTRING_START) and depth == 0:
-                count += 1
-            if token.type == _FSTRING_START:  # an f-string nested in a replacement field is one literal
-                depth += 1
-            elif token.type == _FSTRING_END:
-                depth -= 1
-    except (tokenize.TokenError, SyntaxError):
-        return False
-    return count > 1
-
-
-def _elements(node: Optional[ast.expr]) -> List[ast.expr]:
-    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        return [_unstarred(e) for e in node.elts]
-    return []
-
-
 def _string_groups(node: ast.expr) -> List[Tuple[str, ...]]:
     """``unique_together``: ("a", "b") or [("a", "b"), ...]."""
-    items = _elements(node)
+    items = elements(node)
     if items and all(_string(i) is not None for i in items):
         return [tuple(_string(i) or "" for i in items)]
-    return [tuple(s for s in (_string(e) for e in _elements(i)) if s) for i in items]
+    return [tuple(s for s in (_string(e) for e in elements(i)) if s) for i in items]
 
 
 def _collection(receiver: ast.expr) -> str:
@@ -707,8 +672,8 @@ def _mongo_keys(keys: Optional[ast.expr]) -> Tuple[str, ...]:
     if name:
         return (name,)
     out = []
-    for item in _elements(keys):
-        parts = _elements(item)
+    for item in elements(keys):
+        parts = elements(item)
         key = _string(parts[0]) if parts else _string(item)
         if key:
             out.append(key)
@@ -846,7 +811,7 @@ def _target_names(target: ast.expr) -> Iterator[ast.Name]:
         yield target
     elif isinstance(target, (ast.Tuple, ast.List)):
         for element in target.elts:
-            yield from _target_names(_unstarred(element))
+            yield from _target_names(unstarred(element))
 
 
 _NESTED_SCOPES = (*FUNCTION_TYPES, ast.ClassDef, ast.Lambda)

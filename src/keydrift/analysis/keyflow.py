@@ -4,17 +4,18 @@ with the value each key had at that point; then pair reads and writes into misma
 from __future__ import annotations
 
 import ast
-import io
 import itertools
-import tokenize
 from contextlib import contextmanager, nullcontext
 from copy import deepcopy
 from dataclasses import dataclass, field, replace
-from typing import ContextManager, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import ContextManager, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
-from keydrift.analysis.tree import LOOP_TYPES, WITH_TYPES, child_nodes, is_true, parameters, segment, walk
+from keydrift.analysis.tree import (
+    LOOP_TYPES, WITH_TYPES, arguments_in_order, child_nodes, concatenated_literals, is_true, parameters,
+    segment, source_order_children, source_order_walk, walk,
+)
 
-from keydrift.analysis import pairing
+from keydrift.analysis import pairing, tree
 from keydrift.analysis.models import Constructor, Constructors, Derivations, Rewrite, constructor, model_facts
 from keydrift.analysis.chains import FORWARDED_FIELDS, forwarded_mappings
 from keydrift.analysis.accesses import (
@@ -250,7 +251,7 @@ class FunctionWalker(Context):
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
             return self.eval_in_comprehension(node, node.elt)
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-            values = [self.eval(e) for e in _elements(node)]
+            values = [self.eval(e) for e in tree.elements(node)]
             carriers = [v for v in values if v.origins]
             if not carriers:
                 return Value(frozenset(), (), code(node))
@@ -352,7 +353,7 @@ class FunctionWalker(Context):
         if method == "extend":
             extended = self.resolve(args[0])
             if isinstance(extended, (ast.List, ast.Tuple, ast.Set)):
-                added = tuple(_elements(extended))
+                added = tuple(tree.elements(extended))
             elif not isinstance(extended, _COMPREHENSIONS):
                 return
         self.state.filled[name] = self.state.filled.get(name, ()) + added
@@ -394,7 +395,7 @@ class FunctionWalker(Context):
             elements: Sequence[ast.expr] = self.state.filled[objs.id]
         else:
             resolved = self.resolve(objs)
-            elements = _elements(resolved) if isinstance(resolved, (ast.List, ast.Tuple, ast.Set)) else []
+            elements = tree.elements(resolved) if isinstance(resolved, (ast.List, ast.Tuple, ast.Set)) else []
         names = [e.id for e in elements if isinstance(e, ast.Name) and e.id in self.state.records]
         return list(dict.fromkeys(names))
 
@@ -552,7 +553,7 @@ class FunctionWalker(Context):
         if isinstance(target, ast.Name):
             self.bind(target.id, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            names = _elements(target)
+            names = tree.elements(target)
             for element in names:
                 self.forget_target(element)
             self.unpack_parts(names, value)
@@ -724,10 +725,10 @@ class FunctionWalker(Context):
                     self.note_copy(copied)
         if node_type in _COMPREHENSION_TYPES:
             with self._comprehension_scope(node):  # type: ignore[arg-type]
-                for child in _source_children(node):
+                for child in source_order_children(node):
                     self.scan(child)
             return
-        for child in _source_children(node):
+        for child in source_order_children(node):
             self.scan(child)
         if recognized is not None:  # after the arguments: a subquery in them is known by then
             self.note_rows(node, recognized)  # type: ignore[arg-type]
@@ -794,7 +795,7 @@ class FunctionWalker(Context):
             if found is None and isinstance(node, ast.Name):
                 found = self.cursor_rows.get(node.id)
             if found is None and isinstance(node, (ast.List, ast.Tuple)):
-                found = self._element_rows(_elements(node))
+                found = self._element_rows(tree.elements(node))
             if found is None:
                 found = self._returned_rows(node)
             if found is not None:
@@ -978,7 +979,7 @@ class FunctionWalker(Context):
                 self.save_variable(owner, call)
         elif method in sqla.ADD_METHODS or method in sqla.ADD_ALL_METHODS:
             for arg in positional_args(call):
-                elements = _elements(arg) if isinstance(arg, (ast.List, ast.Tuple)) else []
+                elements = tree.elements(arg) if isinstance(arg, (ast.List, ast.Tuple)) else []
                 for item in [arg] + elements:
                     if isinstance(item, ast.Name):
                         self.save_variable(item.id, call)
@@ -1042,7 +1043,7 @@ def _row_use_nodes(target: ast.expr, rows: RowSource, scope: Sequence[ast.AST]
                    ) -> List[Tuple[str, Tuple[str, str], ast.expr]]:
     """``_row_uses`` with the expression of each use (its first occurrence)."""
     if isinstance(target, (ast.Tuple, ast.List)):
-        found = [(e.id, rows.by_index(i), e) for i, e in enumerate(_elements(target)) if isinstance(e, ast.Name)]
+        found = [(e.id, rows.by_index(i), e) for i, e in enumerate(tree.elements(target)) if isinstance(e, ast.Name)]
         return [(t, c, e) for t, c, e in found if c is not None]
     if not isinstance(target, ast.Name):
         return []
@@ -1051,7 +1052,7 @@ def _row_use_nodes(target: ast.expr, rows: RowSource, scope: Sequence[ast.AST]
         return [(target.id, single, target)] if single is not None else []
     uses: Dict[str, Tuple[Tuple[str, str], ast.expr]] = {}
     for root in scope:
-        for node in _source_walk(root):
+        for node in source_order_walk(root):
             column = _row_field(node, target.id, rows)
             if column is not None:
                 uses.setdefault(code(node), (column, node))  # type: ignore[arg-type]
@@ -1108,7 +1109,7 @@ def _target_names(target: ast.expr) -> List[str]:
     if isinstance(target, ast.Name):
         return [target.id]
     if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for e in _elements(target) for n in _target_names(e)]
+        return [n for e in tree.elements(target) for n in _target_names(e)]
     return []
 
 
@@ -1118,19 +1119,13 @@ def _unwrap(node: ast.expr) -> ast.expr:
 
 # -- ast shapes libcst spelled out ------------------------------------------------------------
 
-def _elements(node: ast.expr) -> List[ast.expr]:
-    """The elements of a list, tuple or set display, a spread one (``*rest``) as its value."""
-    return [e.value if isinstance(e, ast.Starred) else e for e in node.elts]  # type: ignore[attr-defined]
-
 
 def _call_args(call: ast.Call) -> List[Tuple[ast.expr, str]]:
     """Every argument in source order as (value, star): what libcst's ``call.args`` listed
     (``star`` is "*" or "**" for a spread, "" for a positional or named argument)."""
-    args = [(a.value, "*") if isinstance(a, ast.Starred) else (a, "") for a in call.args]
-    args += [(k.value, "" if k.arg is not None else "**") for k in call.keywords]
-    if call.keywords and any(isinstance(a, ast.Starred) for a in call.args):  # ``f(k=1, *rest)``
-        args.sort(key=lambda item: (item[0].lineno, item[0].col_offset))
-    return args
+    return [(a.value, "*") if isinstance(a, ast.Starred)
+            else (a.value, "" if a.arg is not None else "**") if isinstance(a, ast.keyword)
+            else (a, "") for a in arguments_in_order(call)]
 
 
 def _has_slice(node: ast.Subscript) -> bool:
@@ -1195,33 +1190,6 @@ def _one_line_suite(body: Sequence[ast.stmt], header: Optional[ast.stmt]) -> boo
     return bool(before.strip().lstrip("\ufeff"))
 
 
-def _source_children(node: ast.AST) -> Iterable[ast.AST]:
-    """``tree.child_nodes`` in libcst's order where ``ast``'s fields differ: a dict's keys and
-    values alternate, and a call's named arguments stay in place among spread ones."""
-    node_type = type(node)
-    if node_type is ast.Dict:
-        return _dict_children(node)  # type: ignore[arg-type]
-    if node_type is ast.Call and node.keywords and any(isinstance(a, ast.Starred) for a in node.args):  # type: ignore[attr-defined]
-        arguments = sorted([*node.args, *node.keywords], key=lambda a: (a.lineno, a.col_offset))  # type: ignore[attr-defined]
-        return [node.func, *arguments]  # type: ignore[attr-defined]
-    return child_nodes(node)
-
-
-def _dict_children(node: ast.Dict) -> Iterator[ast.expr]:
-    for key, value in zip(node.keys, node.values):
-        if key is not None:
-            yield key
-        yield value
-
-
-def _source_walk(node: ast.AST) -> Iterator[ast.AST]:
-    """Every node under ``node`` (pre-order, in the order of ``_source_children``), iteratively."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(list(_source_children(current))))
-
 
 # -- module ---------------------------------------------------------------------------------
 
@@ -1253,31 +1221,8 @@ def _is_string_literal(node: ast.expr) -> bool:
     libcst's ``ConcatenatedString``; a lone f-string is not one)."""
     if isinstance(node, ast.Constant):
         return isinstance(node.value, (str, bytes))
-    return isinstance(node, ast.JoinedStr) and _concatenated(node)
+    return isinstance(node, ast.JoinedStr) and concatenated_literals(node)
 
-
-_FSTRING_START = getattr(tokenize, "FSTRING_START", None)  # 3.12+: an f-string is several tokens
-_FSTRING_END = getattr(tokenize, "FSTRING_END", None)
-
-
-def _concatenated(node: ast.JoinedStr) -> bool:
-    """Whether the f-string is written as several adjacent literals (needs the source text)."""
-    text = segment(node)
-    if text is None:
-        return False
-    literals = depth = 0
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(f"({text})").readline):
-            if token.type == _FSTRING_START:
-                literals += depth == 0
-                depth += 1
-            elif token.type == _FSTRING_END:
-                depth -= 1
-            elif token.type == tokenize.STRING and depth == 0:
-                literals += 1
-    except (tokenize.TokenError, SyntaxError):
-        return False
-    return literals > 1
 
 
 def _is_user_model_call(node: ast.expr) -> bool:

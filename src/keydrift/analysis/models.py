@@ -17,7 +17,7 @@ from keydrift.analysis import imports
 from keydrift.analysis.facts import Step, Value
 from keydrift.analysis.receivers import block, plain_string
 from keydrift.analysis.tree import (
-    FUNCTION_TYPES, FunctionNode, all_argument_values, keyword_arg,
+    FUNCTION_TYPES, FunctionNode, all_argument_values, is_elif, keyword_arg,
 )
 from keydrift.analysis.values import Evaluator, code, dotted_name, last_name
 from keydrift.frameworks import schema
@@ -103,8 +103,7 @@ def _small_statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
 
 def _else_block(statement: ast.stmt) -> Sequence[ast.stmt]:
     orelse: List[ast.stmt] = getattr(statement, "orelse", None) or []
-    if isinstance(statement, ast.If) and len(orelse) == 1 and isinstance(orelse[0], ast.If) \
-            and orelse[0].col_offset == statement.col_offset:  # ``elif``: an ``if`` in ``else`` is indented
+    if isinstance(statement, ast.If) and is_elif(statement):
         return block(orelse[0].body, orelse[0])
     return block(orelse)
 

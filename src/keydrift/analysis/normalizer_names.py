@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterator, List, Sequence, Set, Tuple
 
 from keydrift.analysis.imports import cst_bindings, module_name_of  # noqa: F401 - module_name_of: callers' import
-from keydrift.analysis.tree import FUNCTION_TYPES, WITH_TYPES, FunctionNode, child_nodes
+from keydrift.analysis.tree import FUNCTION_TYPES, WITH_TYPES, FunctionNode, child_nodes, is_elif
 from keydrift.analysis.values import last_name
 from keydrift.frameworks import transforms
 from keydrift.types import Config
@@ -115,13 +115,6 @@ def suite(body: Sequence[ast.stmt]) -> Sequence[ast.stmt]:
     """The statements of a body (in ``ast`` a body is already its list of statements)."""
     return body
 
-
-def is_elif(node: ast.If) -> bool:
-    """``node.orelse`` is an ``elif`` branch, not an ``else:`` block holding an ``if``: ``ast``
-    writes both as ``orelse == [If]``; an ``elif`` starts at the column of its ``if``, an ``if``
-    inside ``else:`` is indented deeper."""
-    orelse = node.orelse
-    return len(orelse) == 1 and isinstance(orelse[0], ast.If) and orelse[0].col_offset == node.col_offset
 
 
 # -- urllib.parse names -----------------------------------------------------------------------

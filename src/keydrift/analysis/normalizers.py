@@ -42,7 +42,9 @@ from keydrift.analysis.normalizer_names import (
     words as name_words,
 )
 from keydrift.analysis import tree
-from keydrift.analysis.tree import FUNCTION_TYPES, FunctionNode, child_nodes, parameter_names, segment
+from keydrift.analysis.tree import (
+    FUNCTION_TYPES, FunctionNode, all_argument_values, child_nodes, parameter_names, segment, source_order_children,
+)
 from keydrift.analysis.tree import string_literal as _literal
 from keydrift.analysis.values import code, dotted_name, last_name
 from keydrift.types import Config
@@ -217,7 +219,7 @@ class NormalizerReader:
         self.order += 1
         self._enter(node)
         self.ancestors.append(node)
-        for child in _source_children(node):
+        for child in source_order_children(node):
             self._walk(child)
         self.ancestors.pop()
         self._leave(node)
@@ -357,7 +359,7 @@ class NormalizerReader:
         if self._rebuild_function(node.func) or last_name(node.func) in ("geturl", "_replace"):
             self.rebuilds = True
         split = self._split_function(node.func)
-        arguments = _arguments(node)
+        arguments = all_argument_values(node)
         if split and arguments:
             self._split_call(node)
             return
@@ -374,7 +376,7 @@ class NormalizerReader:
             self._add(KD405, node)
 
     def _split_call(self, node: ast.Call) -> None:
-        arg = self.eval(_arguments(node)[0])
+        arg = self.eval(all_argument_values(node)[0])
         probe = bool(self.ancestors) and isinstance(self.ancestors[-1], ast.Attribute) \
             and self.ancestors[-1].attr == "scheme"
         if arg.kind == INPUT and not self.scheme_guarded and not probe and not self._path_only_parse(node):
@@ -405,7 +407,7 @@ class NormalizerReader:
         outer = self.ancestors[-2] if len(self.ancestors) > 1 else None
         caller = _argument_of(call, parent, outer)
         if caller is not None:
-            arguments = _arguments(caller)
+            arguments = all_argument_values(caller)
             return bool(arguments) and arguments[0] is call and self._rebuild_function(caller.func)
         if not (isinstance(parent, ast.Attribute) and parent.value is call):
             return False
@@ -652,36 +654,10 @@ _MAPPING_PATTERN = tuple(t for t in (getattr(ast, "MatchMapping", None),) if t i
 _CLASS_PATTERN = tuple(t for t in (getattr(ast, "MatchClass", None),) if t is not None)
 
 
-def _source_children(node: ast.AST) -> List[ast.AST]:
-    """The children of ``node`` in source order, as libcst lists them: ``ast`` keeps
-    ``body if test else orelse`` as (test, body, orelse), a dict's keys apart from its values,
-    keyword arguments apart from positional ones and parameter defaults apart from parameters."""
-    if isinstance(node, ast.IfExp):
-        return [node.body, node.test, node.orelse]
-    if isinstance(node, ast.Dict):
-        ordered: List[ast.AST] = []
-        for key, value in zip(node.keys, node.values):
-            ordered.extend((value,) if key is None else (key, value))
-        return ordered
-    children = list(child_nodes(node))
-    if isinstance(node, ast.Call) and node.keywords and node.args or isinstance(node, ast.arguments):
-        head = children[:1] if isinstance(node, ast.Call) else []  # the function comes first
-        rest = children[len(head):]
-        return head + sorted(rest, key=lambda c: (c.lineno, c.col_offset))  # type: ignore[attr-defined]
-    if isinstance(node, _MAPPING_PATTERN):
-        return [c for pair in zip(node.keys, node.patterns) for c in pair]  # type: ignore[attr-defined]
-    return children
-
-
-def _arguments(call: ast.Call) -> List[ast.expr]:
-    """The argument values in source order, ``*``/``**`` ones unwrapped (libcst's ``call.args``)."""
-    if not call.keywords:
-        return [a.value if isinstance(a, ast.Starred) else a for a in call.args]
-    return tree.all_argument_values(call)
 
 
 def _first_argument(call: ast.Call) -> Optional[ast.expr]:
-    arguments = _arguments(call)
+    arguments = all_argument_values(call)
     return arguments[0] if arguments else None
 
 
@@ -760,7 +736,7 @@ def _name_uses_after(body: Sequence[ast.stmt], statement: ast.AST, name: str) ->
         if isinstance(node, ast.Attribute):
             stack.append((node.value, node))  # the attribute's name is not a load
             continue
-        stack.extend((child, node) for child in reversed(_source_children(node)))
+        stack.extend((child, node) for child in reversed(source_order_children(node)))
 
 
 def _name_loads(node: ast.AST, parent: ast.AST, name: str) -> Iterator[Optional[ast.AST]]:
@@ -772,7 +748,7 @@ def _name_loads(node: ast.AST, parent: ast.AST, name: str) -> Iterator[Optional[
         return
     if name in _identifiers(node):
         yield node
-    for child in _source_children(node):
+    for child in source_order_children(node):
         yield from _name_loads(child, node, name)
 
 
@@ -997,7 +973,7 @@ def _stripped_results(module: ast.Module, config: Config, names: UrlParseNames) 
 def _definition_text(function: FunctionNode) -> str:
     """The function's source on one line as libcst gives a definition: its decorators (and
     comments between them), the comment after its last line and its block's footer included."""
-    lines = tree._SOURCE_LINES.get()
+    lines = tree.current_source_lines()
     text = segment(function)
     if lines is None or text is None:
         return code(function)
@@ -1020,7 +996,7 @@ def _leading_comments(function: FunctionNode, previous: Dict[ast.stmt, Optional[
     """The comment lines just above a definition that libcst counts as the definition's: not
     those at the top of the module (its header), nor those up to the last one indented into
     the block that ends before them (that block's footer)."""
-    lines = tree._SOURCE_LINES.get()
+    lines = tree.current_source_lines()
     if lines is None or (module.body and module.body[0] is function):
         return ""
     end = min([function.lineno] + [d.lineno for d in function.decorator_list]) - 1
@@ -1118,7 +1094,7 @@ def _calls_after_host_test(function: FunctionNode, name: str) -> Iterator[bool]:
             tested = True
         if isinstance(node, ast.Call) and last_name(node.func) == name:
             yield tested
-        stack.extend(reversed(_source_children(node)))
+        stack.extend(reversed(source_order_children(node)))
 
 
 def defects_of(facts: object, code_: str) -> Iterator[Defect]:

@@ -15,17 +15,17 @@ Three sources, most precise first:
 from __future__ import annotations
 
 import ast
-import io
 import os
 import re
 import stat
-import tokenize
 from dataclasses import dataclass, field
 from typing import Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 
 from keydrift.analysis.helpernames import name_tokens
-from keydrift.analysis.tree import FUNCTION_TYPES, FunctionNode, parameters, segment, string_literal
+from keydrift.analysis.tree import (
+    FUNCTION_TYPES, FunctionNode, concatenated_literals, parameters, segment, string_literal,
+)
 from keydrift.analysis.values import dotted_name, last_name
 from keydrift.vocabulary import DATABASE_VOCABULARY
 
@@ -152,14 +152,7 @@ def plain_string(node: Optional[ast.AST]) -> Optional[str]:
     """The value of a string written as one literal (``"email"``), not as implicitly
     concatenated ones (``"em" "ail"``), which the readers of names have never taken."""
     value = string_literal(node)
-    written = segment(node) if value is not None else None  # type: ignore[arg-type]
-    if written is None:
-        return value
-    try:
-        parts = sum(t.type == tokenize.STRING for t in tokenize.generate_tokens(io.StringIO(f"({written})").readline))
-    except (tokenize.TokenError, SyntaxError):
-        return value
-    return value if parts <= 1 else None
+    return None if value is not None and concatenated_literals(node) else value  # type: ignore[arg-type]
 
 
 def block(statements: Sequence[ast.stmt], header: Optional[ast.AST] = None) -> Sequence[ast.stmt]:

@@ -7,6 +7,8 @@ are the few shapes that come up everywhere, so the readers stay short and agree 
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
@@ -28,6 +30,41 @@ def child_nodes(node: ast.AST) -> Iterator[ast.AST]:
     for child in ast.iter_child_nodes(node):
         if not isinstance(child, _LEAF_TYPES):
             yield child
+
+
+_MAPPING_PATTERN = tuple(t for t in (getattr(ast, "MatchMapping", None),) if t is not None)  # 3.10+
+
+
+def source_order_children(node: ast.AST) -> List[ast.AST]:
+    """``child_nodes`` in the order the code is written where ``ast``'s fields differ from it:
+    ``body if test else orelse`` (fields: test, body, orelse), a dict's keys and values
+    alternating, a call's named arguments among its spread ones (``f(k=1, *rest)``), parameter
+    defaults after their parameters and a mapping pattern's keys before their patterns. Readers
+    that follow values as they are evaluated left to right need this order."""
+    if isinstance(node, ast.IfExp):
+        return [node.body, node.test, node.orelse]
+    if isinstance(node, ast.Dict):
+        ordered: List[ast.AST] = []
+        for key, value in zip(node.keys, node.values):
+            ordered.extend((value,) if key is None else (key, value))
+        return ordered
+    children = list(child_nodes(node))
+    if isinstance(node, ast.Call) and node.keywords and node.args or isinstance(node, ast.arguments):
+        head = children[:1] if isinstance(node, ast.Call) else []  # the function comes first
+        rest = children[len(head):]
+        return head + sorted(rest, key=lambda c: (c.lineno, c.col_offset))  # type: ignore[attr-defined]
+    if isinstance(node, _MAPPING_PATTERN):
+        return [c for pair in zip(node.keys, node.patterns) for c in pair]  # type: ignore[attr-defined]
+    return children
+
+
+def source_order_walk(node: ast.AST) -> Iterator[ast.AST]:
+    """Every node under ``node`` (pre-order, in ``source_order_children`` order), iteratively."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(source_order_children(current)))
 
 
 def walk(node: ast.AST) -> Iterator[ast.AST]:
@@ -52,6 +89,27 @@ def is_none(node: Optional[ast.AST]) -> bool:
 
 def is_true(node: Optional[ast.AST]) -> bool:
     return isinstance(node, ast.Constant) and node.value is True
+
+
+def unstarred(node: ast.expr) -> ast.expr:
+    """An element of a display or a call argument with its ``*`` removed (``*rest`` -> ``rest``)."""
+    return node.value if isinstance(node, ast.Starred) else node
+
+
+def elements(node: Optional[ast.AST]) -> List[ast.expr]:
+    """The elements of a list, tuple or set display, each ``*spread`` one as its value; none for
+    anything else."""
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return [unstarred(e) for e in node.elts]
+    return []
+
+
+def is_elif(node: ast.If) -> bool:
+    """Whether ``node.orelse`` is an ``elif`` branch, not an ``else:`` block holding an ``if``:
+    ``ast`` writes both as ``orelse == [If]``; an ``elif`` starts at the column of its ``if``,
+    an ``if`` inside ``else:`` is indented deeper."""
+    orelse = node.orelse
+    return len(orelse) == 1 and isinstance(orelse[0], ast.If) and orelse[0].col_offset == node.col_offset
 
 
 # -- call arguments ---------------------------------------------------------------------------
@@ -82,6 +140,15 @@ def star_args(call: ast.Call) -> List[ast.expr]:
     """The values spread with ``*`` and ``**`` (``f(*row)``, ``f(**fields)``)."""
     spread = [a.value for a in call.args if isinstance(a, ast.Starred)]
     return spread + [k.value for k in call.keywords if k.arg is None]
+
+
+def arguments_in_order(call: ast.Call) -> List[Union[ast.expr, ast.keyword]]:
+    """The call's arguments as written, left to right: positional ones, ``*spread`` ones
+    (``ast.Starred``) and named ones (``ast.keyword``, ``**spread`` with ``arg`` None). ``ast``
+    keeps named arguments apart, yet ``f(k=1, *rest)`` is legal."""
+    if not call.keywords:
+        return list(call.args)
+    return sorted([*call.args, *call.keywords], key=lambda a: (a.lineno, a.col_offset))
 
 
 def all_argument_values(call: ast.Call) -> List[ast.expr]:
@@ -135,6 +202,43 @@ def segment(node: ast.AST) -> Optional[str]:
     parts += [lines[i] for i in range(start, end - 1)]
     parts.append(lines[end - 1].encode("utf-8")[:node.end_col_offset].decode("utf-8", "replace"))  # type: ignore[attr-defined]
     return "".join(parts)
+
+
+def current_source_lines() -> Optional[Sequence[str]]:
+    """The lines of the module being read (see ``source_lines``), None outside it."""
+    return _SOURCE_LINES.get()
+
+
+def concatenated_literals(node: ast.AST) -> bool:
+    """Whether a string node is written as several adjacent literals (``"a" "b"``,
+    ``"https://" f"{host}"``), which ``ast`` folds into one node although no single literal
+    of them is the whole value (such a string is not one key template). False when that cannot
+    be told: no source (see ``source_lines``), or text that is not only string literals."""
+    text = segment(node)
+    if text is None:
+        return False
+    start = getattr(tokenize, "FSTRING_START", None)  # 3.12+: an f-string is a token sequence
+    end = getattr(tokenize, "FSTRING_END", None)
+    depth = literals = 0
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(f"({text})").readline))
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    closing = max((i for i, t in enumerate(tokens) if t.type == tokenize.OP and t.string == ")"), default=0)
+    for token in tokens[1:closing]:  # inside the parentheses added around the text
+        if start is not None and token.type == start:
+            if depth == 0:
+                literals += 1
+            depth += 1
+        elif end is not None and token.type == end:
+            depth -= 1
+        elif depth > 0:
+            continue
+        elif token.type == tokenize.STRING:
+            literals += 1
+        elif token.type not in (tokenize.NL, tokenize.COMMENT):
+            return False
+    return literals > 1
 
 
 def char_column(line: str, byte_offset: int) -> int:

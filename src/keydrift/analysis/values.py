@@ -20,7 +20,7 @@ from keydrift.analysis.facts import (
     Step,
     Value,
 )
-from keydrift.analysis.tree import _SOURCE_LINES
+from keydrift.analysis.tree import current_source_lines
 from keydrift.frameworks import transforms
 from keydrift.frameworks.schema import natural_key_kind
 
@@ -40,7 +40,7 @@ def code(node: ast.AST) -> str:
     """The node's source text on one line. Common expression shapes are rendered directly
     (libcst's rendering of them); anything else is the source as written, whitespace collapsed
     (``ast.unparse`` when no source is set, see ``tree.source_lines``)."""
-    lines = _SOURCE_LINES.get()
+    lines = current_source_lines()
     end_line = getattr(node, "end_lineno", None)
     if lines is None or end_line is None or end_line > len(lines):
         return _without_source(node)
@@ -306,7 +306,7 @@ def _string_tokens(text: str) -> Optional[List[Tuple[str, str, str]]]:
 def _is_one_literal(node: ast.expr) -> bool:
     """Whether a string is one literal (libcst's SimpleString / FormattedString), not several
     written next to each other (a ConcatenatedString). Without the source: assumed one."""
-    lines = _SOURCE_LINES.get()
+    lines = current_source_lines()
     if lines is None or getattr(node, "end_lineno", None) is None:
         return True
     tokens = _string_tokens(_text_between(lines, _start(node), _end(node)))
@@ -316,7 +316,7 @@ def _is_one_literal(node: ast.expr) -> bool:
 def _fstring_template(node: ast.JoinedStr) -> str:
     """The f-string's text as written with each replacement field as ``{}`` (libcst's raw
     ``FormattedStringText`` values: escapes and doubled braces kept)."""
-    lines = _SOURCE_LINES.get()
+    lines = current_source_lines()
     tokens = None
     if lines is not None and getattr(node, "end_lineno", None) is not None:
         tokens = _string_tokens(_text_between(lines, _start(node), _end(node)))
@@ -663,7 +663,7 @@ def _index_count(node: ast.Subscript) -> int:
     index = node.slice
     if not isinstance(index, ast.Tuple) or not index.elts:
         return 1
-    lines = _SOURCE_LINES.get()
+    lines = current_source_lines()
     if lines is not None and _enclosed(_text_between(lines, _start(index), _end(index))):
         return 1
     return len(index.elts)

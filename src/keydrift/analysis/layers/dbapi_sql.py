@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
+from keydrift.analysis.tree import unstarred
 from keydrift.analysis.chains import (
     Chain,
     ChainInfo,
@@ -14,7 +15,6 @@ from keydrift.analysis.chains import (
     Key,
     Layer,
     dict_items,
-    element_value,
     fstring_parts,
     keyword_args,
     positional_args,
@@ -91,7 +91,7 @@ def _parameters(call: ast.Call, many: bool, reader: ChainReader) -> Optional[Par
         if isinstance(params, (ast.ListComp, ast.GeneratorExp)):
             comprehension, params = params, params.elt
         elif isinstance(params, (ast.List, ast.Tuple)) and params.elts:
-            params = element_value(params.elts[0])
+            params = unstarred(params.elts[0])
         else:
             return None
     return _bind(params, reader, comprehension)
@@ -99,7 +99,7 @@ def _parameters(call: ast.Call, many: bool, reader: ChainReader) -> Optional[Par
 
 def _bind(params: ast.expr, reader: ChainReader, comprehension: Optional[ast.expr]) -> Optional[Parameters]:
     if isinstance(params, (ast.Tuple, ast.List)):
-        return Parameters([element_value(e) for e in params.elts], {}, comprehension)
+        return Parameters([unstarred(e) for e in params.elts], {}, comprehension)
     if isinstance(params, ast.Dict):
         named = {}
         for key, value in dict_items(params):

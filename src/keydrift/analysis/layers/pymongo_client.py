@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 from typing import List, Optional, Sequence
 
+from keydrift.analysis.tree import unstarred
 from keydrift.analysis.chains import (
     Chain,
     ChainInfo,
@@ -17,7 +18,6 @@ from keydrift.analysis.chains import (
     Layer,
     Link,
     dict_items,
-    element_value,
     keyword,
     positional_args,
     subscript_index,
@@ -51,7 +51,7 @@ def filter_keys(expr: Optional[ast.expr], entity: str, ctx: Context) -> List[Key
             continue
         if name in ("$or", "$and") and isinstance(element, (ast.List, ast.Tuple)):
             for item in element.elts:
-                keys += filter_keys(element_value(item), entity, ctx)
+                keys += filter_keys(unstarred(item), entity, ctx)
         elif not name.startswith("$"):
             value = _compared_value(element, ctx)
             if value is not None:
@@ -158,7 +158,7 @@ def _insert_many(reader: ChainReader, entity: str, documents: ast.expr) -> None:
         reader.emit(WRITE, document_fields(documents.elt, entity, reader.ctx, documents), STORE)
     elif isinstance(documents, (ast.List, ast.Tuple)):
         for element in documents.elts:
-            reader.emit(WRITE, document_fields(element_value(element), entity, reader.ctx), STORE)
+            reader.emit(WRITE, document_fields(unstarred(element), entity, reader.ctx), STORE)
 
 
 def _bulk_write(reader: ChainReader, entity: str, operations: ast.expr) -> None:
@@ -166,7 +166,7 @@ def _bulk_write(reader: ChainReader, entity: str, operations: ast.expr) -> None:
     if comprehension is not None:
         ops = [comprehension.elt]
     else:
-        ops = [element_value(e) for e in operations.elts] if isinstance(operations, (ast.List, ast.Tuple)) else []
+        ops = [unstarred(e) for e in operations.elts] if isinstance(operations, (ast.List, ast.Tuple)) else []
     for op in ops:
         if not isinstance(op, ast.Call) or last_name(op.func) not in mongo.BULK_OPERATIONS:
             continue

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from typing import FrozenSet, List, Optional, Sequence, Tuple
 
+from keydrift.analysis.tree import unstarred
 from keydrift.analysis.chains import (
     FORWARDED_FIELDS,
     ChainInfo,
@@ -20,7 +21,6 @@ from keydrift.analysis.chains import (
     Key,
     Link,
     column_of,
-    element_value,
     forwarded_mappings,
     keyword,
     keyword_args,
@@ -206,7 +206,7 @@ def field_names(expr: ast.expr, ctx: Context) -> List[str]:
     if not isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
         return []
     names = []
-    for element in map(element_value, expr.elts):
+    for element in map(unstarred, expr.elts):
         name = ctx.string_value(element)
         column = column_of(element) if name is None else None
         name = column[1] if column is not None else name
@@ -254,7 +254,7 @@ def on_conflict(reader: ChainReader, call: ast.Call, entity: str, stored: List[K
     target = keyword(call, "index_elements") or keyword(call, "conflict_target")
     columns = set()
     if isinstance(target, (ast.List, ast.Tuple)):
-        for element in map(element_value, target.elts):
+        for element in map(unstarred, target.elts):
             name = reader.ctx.string_value(element)
             column = column_of(element)
             columns.add(name if name is not None else (column[1] if column else ""))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 from typing import List, Optional, Sequence, Tuple
 
+from keydrift.analysis.tree import arguments_in_order, unstarred
 from keydrift.analysis.chains import (
     Chain,
     ChainInfo,
@@ -16,7 +17,6 @@ from keydrift.analysis.chains import (
     Key,
     Layer,
     Link,
-    element_value,
     fstring_parts,
     keyword,
     positional_args,
@@ -68,7 +68,7 @@ def key_template(expr: ast.expr, ctx: Context) -> Tuple[str, Optional[Value]]:
             and ctx.string_value(expr.left) is not None:
         parts.append(_format_placeholders(ctx.string_value(expr.left) or ""))
         right = expr.right
-        items = [element_value(e) for e in right.elts] if isinstance(right, ast.Tuple) else [right]
+        items = [unstarred(e) for e in right.elts] if isinstance(right, ast.Tuple) else [right]
         values = [ctx.eval(item) for item in items]
     else:
         literal = ctx.string_value(expr)
@@ -89,7 +89,7 @@ def _opaque_template(expr: ast.expr, ctx: Context) -> str:
     if not callee:
         return "{}"
     arguments = []
-    for arg in _arguments_in_order(expr):  # keyword arguments too, by their value
+    for arg in arguments_in_order(expr):  # keyword arguments too, by their value
         if isinstance(arg, ast.Starred) or (isinstance(arg, ast.keyword) and arg.arg is None):
             literal = None
         else:
@@ -97,11 +97,6 @@ def _opaque_template(expr: ast.expr, ctx: Context) -> str:
         arguments.append(repr(literal) if literal is not None else "{}")
     return f"{callee}({', '.join(arguments)})"
 
-
-def _arguments_in_order(call: ast.Call) -> List[ast.AST]:
-    """The call's arguments in source order: positional ones, ``*spread`` (``ast.Starred``) and
-    keyword ones (``ast.keyword``, ``**spread`` with ``arg`` None), as libcst's ``Call.args``."""
-    return sorted([*call.args, *call.keywords], key=lambda a: (a.lineno, a.col_offset))
 
 
 def _flatten_add(expr: ast.expr) -> List[ast.expr]:
