@@ -159,12 +159,12 @@ def dict_items(node: ast.Dict) -> List[Tuple[ast.expr, ast.expr]]:
 
 
 def fstring_parts(node: ast.AST) -> Optional[List[Union[str, ast.FormattedValue]]]:
-    """The parts of ONE f-string literal, as libcst's ``FormattedString.parts`` gave them: the
+    """The parts of ONE f-string literal, as a key template reads them: the
     literal text as written between interpolations (adjacent text merged, braces doubled back:
     ``{{``) and the ``FormattedValue`` of each interpolation. None for anything else, also for
     an f-string implicitly concatenated with other literals (``"a:" f"{b}"`` is one
-    ``JoinedStr`` in ast but was a ``ConcatenatedString`` in libcst, which no recognizer read as
-    a template). Backslash escapes stay evaluated: libcst kept them as written."""
+    ``JoinedStr`` in ast, but implicitly concatenated literals are not one key template).
+    Backslash escapes stay evaluated."""
     if not isinstance(node, ast.JoinedStr) or concatenated_literals(node):
         return None
     parts: List[Union[str, ast.FormattedValue]] = []

@@ -261,7 +261,7 @@ class SchemaReader:
             return _Column(OTHER)  # Column("team_name", String(50), ForeignKey("team.name"))
         for arg in _positional(call):
             if _is_literal_string(arg) or (isinstance(arg, ast.JoinedStr) and concatenated_literals(arg)):
-                continue  # the column's name (a concatenation with an f-string was one to libcst)
+                continue  # the column's name (also written as literals concatenated with an f-string)
             type_expr = arg.func if isinstance(arg, ast.Call) else arg
             if last_name(type_expr) == "ForeignKey":
                 return _Column(OTHER)
@@ -629,8 +629,8 @@ def _true_keyword(call: ast.Call, names: FrozenSet[str]) -> str:
 
 def _sql_text(node: ast.expr) -> Optional[str]:
     """A string's text; an f-string's placeholders become identifiers (``{TABLE}`` -> TABLE).
-    An f-string implicitly concatenated with other literals is not read (it never was: libcst
-    cannot evaluate one), so the findings stay as they were."""
+    An f-string implicitly concatenated with other literals is not read (implicitly concatenated
+    literals are not one statement template)."""
     if isinstance(node, ast.JoinedStr):
         if concatenated_literals(node):
             return None
@@ -749,8 +749,8 @@ def _has_decorator(node: FunctionNode, names: FrozenSet[str]) -> bool:
 
 
 def _value_roots(value: ast.expr) -> Set[str]:
-    """Names and ``self.x`` attributes a value is computed from. Every identifier counts, as
-    it did when this read libcst's tree (where all of them are Name nodes): an attribute's name
+    """Names and ``self.x`` attributes a value is computed from. Every identifier counts, also
+    those ``ast`` keeps as plain strings: an attribute's name
     (``user.email`` -> user, email), a lambda's parameters, ``True``/``False``/``None``."""
     roots: Set[str] = set()
     stack: List[ast.AST] = [value]

@@ -52,7 +52,7 @@ VALIDATION_BASES = frozenset({"BaseModel", "BaseSettings", "RootModel", "Schema"
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _COMPREHENSION_TYPES = frozenset(_COMPREHENSIONS)
 _NEW_SCOPES = frozenset({ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
-# Statements with bodies of their own (the rest are simple statements, libcst's "small" ones).
+# Statements with bodies of their own (the rest are simple statements, written one after another on a line).
 _TRY_TYPES = tuple(t for t in (ast.Try, getattr(ast, "TryStar", None)) if t is not None)
 _MATCH_TYPE = getattr(ast, "Match", None)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -540,7 +540,7 @@ class FunctionWalker(Context):
                 self.state.bound.pop(name, None)
         else:
             for child in child_nodes(node):
-                # ``raise E from cause``: libcst held the cause in a ``From`` node, never scanned
+                # ``raise E from cause``: the cause is context for the traceback, not a key; not scanned
                 if isinstance(child, ast.expr) and not (isinstance(node, ast.Raise) and child is node.cause):
                     self.scan(child)
             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
@@ -874,8 +874,7 @@ class FunctionWalker(Context):
 
     def _row_value(self, node: ast.expr) -> Value:
         """A row's field as the body will evaluate it (``row.url`` is a field of what ``row``
-        is bound to), so the row's read and the body's uses of it are one value. (libcst's
-        walker re-parsed the use's text; the use itself is the same expression.)"""
+        is bound to), so the row's read and the body's uses of it are one value."""
         return self.eval(node)
 
     def membership_read(self, node: ast.Compare) -> None:
@@ -1095,8 +1094,8 @@ def _refined(value: ast.expr, name: str, previous: Optional[ast.expr]) -> Option
     base, links = unchain(inner)
     if not (isinstance(base, ast.Name) and base.id == name) or not links:
         return None
-    # a fresh copy of the chain with ``previous`` (itself, not a copy) in place of the name, as
-    # libcst's deep_replace made; the copied nodes keep their positions
+    # a fresh copy of the chain with ``previous`` (itself, not a copy) in place of the name; the
+    # copied nodes keep their positions, so findings point at the code as written
     return deepcopy(inner, {id(base): previous})
 
 
@@ -1117,11 +1116,11 @@ def _unwrap(node: ast.expr) -> ast.expr:
     return node.value if isinstance(node, ast.Await) else node
 
 
-# -- ast shapes libcst spelled out ------------------------------------------------------------
+# -- ast shapes -----------------------------------------------------------------------------
 
 
 def _call_args(call: ast.Call) -> List[Tuple[ast.expr, str]]:
-    """Every argument in source order as (value, star): what libcst's ``call.args`` listed
+    """Every argument in source order as (value, star)
     (``star`` is "*" or "**" for a spread, "" for a positional or named argument)."""
     return [(a.value, "*") if isinstance(a, ast.Starred)
             else (a.value, "" if a.arg is not None else "**") if isinstance(a, ast.keyword)
@@ -1163,7 +1162,7 @@ def _elif(orelse: Sequence[ast.stmt], column: Optional[int]) -> Optional[ast.If]
 
 
 def _statement_lines(body: Sequence[ast.stmt]) -> Dict[int, ast.stmt]:
-    """The statement libcst noted for simple statements written after another on one line
+    """The statement that stands for simple statements written after another on one line
     (``a = 1; b = f()``): the line, which stood for its first statement. Each statement of a
     one-line suite (``if x: a = 1; b = f()``) was noted on its own."""
     lines: Dict[int, ast.stmt] = {}
@@ -1217,8 +1216,8 @@ def module_info(module: ast.Module) -> ModuleInfo:
 
 
 def _is_string_literal(node: ast.expr) -> bool:
-    """A string or bytes literal, or implicitly concatenated ones (with f-strings among them:
-    libcst's ``ConcatenatedString``; a lone f-string is not one)."""
+    """A string or bytes literal, or implicitly concatenated ones (with f-strings among them;
+    a lone f-string is not one: its value is made at run time)."""
     if isinstance(node, ast.Constant):
         return isinstance(node.value, (str, bytes))
     return isinstance(node, ast.JoinedStr) and concatenated_literals(node)
@@ -1231,7 +1230,7 @@ def _is_user_model_call(node: ast.expr) -> bool:
 
 def _primary_key_field(cls: ast.ClassDef) -> str:
     if cls.body and _one_line_suite(cls.body, cls):
-        return ""  # ``class M(Model): id = ...``: libcst's one-line suite, never read here
+        return ""  # ``class M(Model): id = ...``: a one-line suite, never read here
     for small in cls.body:
         if isinstance(small, ast.Assign):
             target: Optional[ast.expr] = small.targets[0]

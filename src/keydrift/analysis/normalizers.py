@@ -229,7 +229,7 @@ class NormalizerReader:
         if isinstance(node, (ast.If, ast.IfExp, ast.While, ast.Assert)) and test is not None:
             self._none_host_test(test)
         elif isinstance(node, ast.BoolOp):
-            for value in node.values[:-1]:  # libcst's left operand: every value but the last
+            for value in node.values[:-1]:  # the values tested before the last one is taken
                 self._none_host_test(value)
         elif isinstance(node, _TRY_TYPES) and node.handlers:  # type: ignore[attr-defined]
             self.none_host_tested = True  # an AttributeError is caught somewhere: not our call
@@ -281,13 +281,13 @@ class NormalizerReader:
             self.scheme_guarded = True  # the input is validated (and rejected) before parsing
 
     def _in_fstring(self, node: ast.AST) -> bool:
-        """A text part or a format spec of an f-string: libcst has no string node there."""
+        """A text part or a format spec of an f-string: a piece of a literal, not a string of its own."""
         parent = self.ancestors[-1] if self.ancestors else None
         return isinstance(parent, ast.JoinedStr) or isinstance(parent, ast.FormattedValue) and node is parent.format_spec
 
     def _string(self, node: ast.expr) -> None:
         """A string literal; an implicit concatenation also counts each literal of it and each
-        run of plain literals from the second on (libcst's nested ConcatenatedString nodes)."""
+        run of plain literals from the second on (each is a string the code wrote)."""
         if self.scheme_guarded:
             return  # nothing more to learn
         value = _literal(node)
@@ -315,7 +315,7 @@ class NormalizerReader:
         return bool(self.ancestors) and isinstance(self.ancestors[-1], ast.Expr)
 
     def _boolean(self, node: ast.BoolOp) -> None:
-        """libcst nests ``a or b or c`` as ``(a or b) or c``: each level is read, outermost first;
+        """``a or b or c`` is read as ``(a or b) or c``: each level is read, outermost first;
         only the innermost has a left operand that is not itself an ``or``."""
         if not isinstance(node.op, ast.Or):
             return
@@ -469,7 +469,7 @@ class NormalizerReader:
 
     def _fstrings(self, node: ast.JoinedStr) -> None:
         """An f-string, or each f-string of an implicit concatenation (``"https://" f"{host}"``:
-        libcst reads the f-string literals one by one, never the concatenation as one)."""
+        each f-string literal is read alone; the concatenation is not one template)."""
         pieces = self._pieces(node)
         if pieces is None:
             self._fstring(node)
@@ -585,7 +585,7 @@ class NormalizerReader:
             return self._eval_parts([self.eval(p) for p in sides], [_literal(p) or "" for p in sides])
         if isinstance(node, ast.JoinedStr):
             if self._pieces(node) is not None:
-                return Val()  # an implicit concatenation: libcst evaluates none
+                return Val()  # an implicit concatenation is not one template: no value
             return self._eval_parts(
                 [self.eval(p.value) for p in node.values if isinstance(p, ast.FormattedValue)],
                 [text for text in map(_text_part, node.values) if text is not None])
@@ -673,15 +673,15 @@ def _argument_of(node: ast.expr, parent: Optional[ast.AST], outer: Optional[ast.
 
 
 def _leading_or(node: ast.BoolOp) -> ast.AST:
-    """``a or b`` of ``a or b or c``, positioned over its source (libcst's innermost node)."""
+    """``a or b`` of ``a or b or c``, positioned over its source (the innermost ``or`` reported)."""
     first, second = node.values[0], node.values[1]
     return _part_of(ast.BoolOp(op=node.op, values=[first, second], lineno=node.lineno, col_offset=node.col_offset,
                                end_lineno=second.end_lineno, end_col_offset=second.end_col_offset), node)
 
 
 def _part_of(part: ast.AST, whole: ast.AST) -> ast.AST:
-    """A node built over part of ``whole``'s source, where libcst had a node and ``ast`` has
-    none: it is reported at its own position when ``whole`` is the module's (positions.py
+    """A node built over part of ``whole``'s source, which ``ast`` has no node for: it is
+    reported at its own position when ``whole`` is the module's (positions.py
     reads ``keydrift_part_of``)."""
     part.keydrift_part_of = whole  # type: ignore[attr-defined]
     return part
@@ -691,7 +691,7 @@ def _text_part(node: ast.AST) -> Optional[str]:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-# Names libcst represents as ``Name`` nodes that ``ast`` keeps as plain strings (a keyword
+# Names that are read like ``Name`` nodes although ``ast`` keeps them as plain strings (a keyword
 # argument's name, a parameter, ``except ... as name``, ``global name``, imports, patterns).
 def _identifiers(node: ast.AST) -> Tuple[str, ...]:
     if isinstance(node, (ast.keyword, ast.ExceptHandler, *_NAMED_PATTERNS)):
@@ -757,7 +757,7 @@ def _only_slashes(text: str) -> bool:
 
 
 def _is_docstring(statement: ast.stmt) -> bool:
-    """A first statement that is a string (libcst: a plain or concatenated string, bytes too;
+    """A first statement that is a string (a plain or concatenated string, bytes too;
     a lone f-string is no docstring)."""
     if not isinstance(statement, ast.Expr):
         return False
@@ -772,8 +772,8 @@ def _raises(body: Sequence[ast.stmt]) -> bool:
 
 
 def _mentions(node: ast.AST, attributes: FrozenSet[str], names: Set[str]) -> bool:
-    """Whether ``node`` reads one of ``attributes`` (``p.hostname``) or ``names`` (as libcst
-    sees names: an attribute's, a keyword argument's and a parameter's count too)."""
+    """Whether ``node`` reads one of ``attributes`` (``p.hostname``) or ``names`` (an attribute's,
+    a keyword argument's and a parameter's name count too)."""
     stack = [node]
     while stack:
         current = stack.pop()
@@ -829,8 +829,8 @@ _FSTRING_END = getattr(tokenize, "FSTRING_END", -1)
 
 
 def _concatenated(node: ast.expr) -> Optional[List[_Piece]]:
-    """The literals of ``"a" "b"`` / ``"https://" f"{host}"`` (``ast`` folds them into one node,
-    libcst keeps each), None for a single literal or without the source."""
+    """The literals of ``"a" "b"`` / ``"https://" f"{host}"`` (``ast`` folds them into one node;
+    each literal is read on its own), None for a single literal or without the source."""
     text = segment(node)
     if text is None or not isinstance(node, (ast.Constant, ast.JoinedStr)):
         return None
@@ -971,7 +971,7 @@ def _stripped_results(module: ast.Module, config: Config, names: UrlParseNames) 
 
 
 def _definition_text(function: FunctionNode) -> str:
-    """The function's source on one line as libcst gives a definition: its decorators (and
+    """The function's source on one line, as the definition's text: its decorators (and
     comments between them), the comment after its last line and its block's footer included."""
     lines = tree.current_source_lines()
     text = segment(function)
@@ -993,7 +993,7 @@ def _definition_text(function: FunctionNode) -> str:
 
 def _leading_comments(function: FunctionNode, previous: Dict[ast.stmt, Optional[ast.stmt]],
                       module: ast.Module) -> str:
-    """The comment lines just above a definition that libcst counts as the definition's: not
+    """The comment lines just above a definition that belong to it: not
     those at the top of the module (its header), nor those up to the last one indented into
     the block that ends before them (that block's footer)."""
     lines = tree.current_source_lines()

@@ -65,12 +65,12 @@ def update_copy(call: ast.Call) -> Optional[Copy]:
 
 
 def _argument_count(call: ast.Call) -> int:
-    """Every argument, positional, spread or named (libcst's ``len(call.args)``)."""
+    """Every argument, positional, spread or named (spread ones count once each)."""
     return len(call.args) + len(call.keywords)
 
 
 def _only_argument(call: ast.Call) -> ast.expr:
-    """The value of a call's one argument (``*x`` and ``**x`` unwrapped, as libcst's ``Arg.value``)."""
+    """The value of a call's one argument (``*x`` and ``**x`` unwrapped)."""
     if call.args:
         arg = call.args[0]
         return arg.value if isinstance(arg, ast.Starred) else arg
@@ -85,7 +85,7 @@ def _loop_key(loop: Union[ast.For, ast.AsyncFor]):
             and iterable.func.attr == "items" and not iterable.args and not iterable.keywords:
         if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == 2:
             first = target.elts[0]
-            if isinstance(first, ast.Starred):  # libcst's StarredElement.value is the name
+            if isinstance(first, ast.Starred):  # ``*name``: the spread name
                 first = first.value
             if isinstance(first, ast.Name):
                 return first.id, iterable.func.value

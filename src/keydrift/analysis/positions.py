@@ -1,7 +1,7 @@
 """Positions for the few nodes that appear in findings, after the analysis is done.
 
 A node's line and columns come from CPython's tree; columns are counted in characters (``ast``
-counts UTF-8 bytes) from 0, ends exclusive, as libcst's PositionProvider gave them. Like it, a
+counts UTF-8 bytes) from 0, ends exclusive, as editors and flake8 show them. A
 tuple's or a generator's range leaves out the parentheses around it (``ast`` includes them).
 """
 
@@ -69,7 +69,7 @@ def node_range(lines: Sequence[str], node: ast.AST) -> Optional[Range]:
 
 def _inside_parentheses(lines: Sequence[str], start: Tuple[int, int],
                         end: Tuple[int, int]) -> Tuple[Tuple[int, int], Tuple[int, int]]:
-    """``(a, b)`` -> ``a, b``; ``(x for x in y)`` -> ``x for x in y`` (libcst's ranges)."""
+    """``(a, b)`` -> ``a, b``; ``(x for x in y)`` -> ``x for x in y`` (the text the node spans)."""
     if not _enclosed(_text_between(lines, start, end)):
         return start, end
     first = _after(lines, (start[0], start[1] + 1))
@@ -93,7 +93,7 @@ class _Resolver:
             return None
         if self.own is None:
             self.own = {id(n) for n in ast.walk(self.module)}
-        # a node the reader built for a piece libcst had and ast has not (one f-string of an
+        # a node the reader built for a piece ast has no node for (one f-string of an
         # implicit concatenation) lies inside one of the module's own nodes
         if id(node) not in self.own and id(getattr(node, "keydrift_part_of", None)) not in self.own:
             return None

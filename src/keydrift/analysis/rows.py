@@ -140,7 +140,7 @@ def row_calls(node: ast.expr, resolve: Callable[[ast.expr], ast.expr]) -> Iterat
             node = positional_args(node)[0]
         elif isinstance(node, ast.Call) and last_name(node.func) in _FLAT_CONTAINERS \
                 and len(node.args) + len(node.keywords) == 1:
-            # the one argument, whatever its kind (libcst's ``args[0].value``: ``*x`` -> x)
+            # the one argument, whatever its kind (``*x`` -> x)
             node = all_argument_values(node)[0]
         else:
             return
@@ -207,7 +207,7 @@ def _outer_ref_joins(call: ast.Call, entity: str, ctx: Context) -> List[Join]:
 
 def _outer_ref(value: ast.expr) -> str:
     if isinstance(value, ast.Call) and last_name(value.func) == "OuterRef" and (value.args or value.keywords):
-        ref = all_argument_values(value)[0]  # the first argument in source order, as libcst's args[0]
+        ref = all_argument_values(value)[0]  # the first argument in source order
         text = string_literal(ref)
         return text if text is not None and "__" not in text else ""
     return ""

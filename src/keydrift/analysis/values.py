@@ -28,7 +28,7 @@ _MAX_LABEL = 48
 
 # -- source text ------------------------------------------------------------------------------
 #
-# ``code`` keeps the text libcst gave: common expression shapes rendered canonically (a call's
+# ``code`` gives one text per expression whatever its layout: common expression shapes rendered canonically (a call's
 # arguments joined by ", ", no spaces around a keyword's "="), anything else (or anything with
 # parentheses of its own inside) as written with whitespace collapsed, including the node's own
 # parentheses. ``ast`` positions exclude a node's parentheses, so they are found in the text.
@@ -38,7 +38,7 @@ _Position = Tuple[int, int]  # (line 1-based, UTF-8 byte column)
 
 def code(node: ast.AST) -> str:
     """The node's source text on one line. Common expression shapes are rendered directly
-    (libcst's rendering of them); anything else is the source as written, whitespace collapsed
+    (one spelling whatever the layout); anything else is the source as written, whitespace collapsed
     (``ast.unparse`` when no source is set, see ``tree.source_lines``)."""
     lines = current_source_lines()
     end_line = getattr(node, "end_lineno", None)
@@ -166,7 +166,7 @@ def _opens_call(lines: Sequence[str], paren: _Position) -> bool:
 
 def _own_span(lines: Sequence[str], node: ast.AST) -> Optional[Tuple[_Position, _Position]]:
     """The span of the node's text when it differs from its ``ast`` position: with the
-    parentheses around it that are its own (libcst's ``lpar``/``rpar``); for a generator that is
+    parentheses around it that are its own (``(a)`` is written ``(a)``); for a generator that is
     a call's only argument, without the call's parentheses ast gives it. None when the same."""
     if not isinstance(node, ast.expr):
         return None
@@ -190,14 +190,14 @@ def _own_span(lines: Sequence[str], node: ast.AST) -> Optional[Tuple[_Position, 
 
 
 def _render(node: ast.AST, lines: Optional[Sequence[str]]) -> Optional[str]:
-    """libcst's direct rendering of names, literals, attribute chains, subscripts and calls; None
+    """The canonical rendering of names, literals, attribute chains, subscripts and calls; None
     for any other shape, or when a part has parentheses of its own (then the text as written)."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Constant):
         value = node.value
         if value is None or isinstance(value, bool):
-            return str(value)  # a Name in libcst
+            return str(value)  # a builtin name, spelled as written
         if lines is None or not isinstance(value, (str, bytes, int, float)):
             return None
         text = _text_between(lines, _start(node), _end(node))
@@ -304,8 +304,8 @@ def _string_tokens(text: str) -> Optional[List[Tuple[str, str, str]]]:
 
 
 def _is_one_literal(node: ast.expr) -> bool:
-    """Whether a string is one literal (libcst's SimpleString / FormattedString), not several
-    written next to each other (a ConcatenatedString). Without the source: assumed one."""
+    """Whether a string is one literal not several written next to each other
+    (implicitly concatenated literals are not one key template). Without the source: assumed one."""
     lines = current_source_lines()
     if lines is None or getattr(node, "end_lineno", None) is None:
         return True
@@ -314,8 +314,8 @@ def _is_one_literal(node: ast.expr) -> bool:
 
 
 def _fstring_template(node: ast.JoinedStr) -> str:
-    """The f-string's text as written with each replacement field as ``{}`` (libcst's raw
-    ``FormattedStringText`` values: escapes and doubled braces kept)."""
+    """The f-string's text as written with each replacement field as ``{}`` (the
+    literal text as written: escapes and doubled braces kept)."""
     lines = current_source_lines()
     tokens = None
     if lines is not None and getattr(node, "end_lineno", None) is not None:
@@ -370,7 +370,7 @@ def dotted_name(node: ast.AST) -> str:
     if isinstance(node, ast.Name):
         parts.append(node.id)
         return ".".join(reversed(parts))
-    if _is_name_constant(node):  # ``None``/``True``/``False`` are Names in libcst
+    if _is_name_constant(node):  # ``None``/``True``/``False`` are read like names
         parts.append(str(node.value))  # type: ignore[attr-defined]
         return ".".join(reversed(parts))
     return ""
@@ -590,7 +590,7 @@ class Evaluator:
 
     def _fstring(self, node: ast.JoinedStr) -> Value:
         if not _is_one_literal(node):
-            return self._literal(node)  # ``"a" f"{b}"``: a ConcatenatedString in libcst
+            return self._literal(node)  # ``"a" f"{b}"``: implicitly concatenated literals are not one key template
         text = code(node)
         parts = [p for p in node.values if isinstance(p, ast.FormattedValue)]
         literal = [p for p in node.values if isinstance(p, ast.Constant) and p.value]
@@ -617,7 +617,7 @@ class Evaluator:
         return carried.then(Step(FORMAT, label, node), text)
 
     def _boolean(self, node: ast.BoolOp) -> Value:
-        # libcst nests ``a or b or c`` as ``(a or b) or c``: the first operand with origins
+        # ``a or b or c`` is read as ``(a or b) or c``: the first operand with origins
         for operand in node.values[:-1]:
             value = self.eval(operand)
             if value.origins:
@@ -641,9 +641,9 @@ class Evaluator:
     def _constant(self, node: ast.Constant) -> Value:
         value = node.value
         if value is None or isinstance(value, bool):
-            return constant(str(value))  # a builtin Name in libcst
+            return constant(str(value))  # a builtin name (``True``), spelled as written
         if isinstance(value, complex):
-            return fresh(code(node))  # libcst's Imaginary has no handler
+            return fresh(code(node))  # an imaginary number is no key
         return constant(code(node))
 
 
@@ -654,12 +654,12 @@ def _unspread_args(node: ast.Call) -> List[Tuple[Optional[str], ast.expr]]:
 
 
 def _argument_values(node: ast.Call) -> List[ast.expr]:
-    """Every argument's value in source order (libcst's ``arg.value`` of each ``node.args``)."""
+    """Every argument's value in source order, ``*``/``**`` ones unwrapped."""
     return [value for _, _, value in _arguments(node)]
 
 
 def _index_count(node: ast.Subscript) -> int:
-    """How many indices libcst sees in ``node[...]``: ``d[a, b]`` has two, ``d[(a, b)]`` one."""
+    """How many indices ``node[...]`` has: ``d[a, b]`` has two, ``d[(a, b)]`` one."""
     index = node.slice
     if not isinstance(index, ast.Tuple) or not index.elts:
         return 1
