@@ -9,7 +9,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from keydrift.analysis.facts import (
     BYPASSED, CASE, DEFAULTS, FETCH, LOOKUP, NORMALIZER, PART, READ, REDERIVED, REMOTE, SLASH, SLUG, UNICODE,
-    WHITESPACE, WRITE, KeyAccess, Mismatch, Step,
+    WHITESPACE, KeyAccess, Mismatch, Step,
 )
 from keydrift.analysis.values import is_remote
 

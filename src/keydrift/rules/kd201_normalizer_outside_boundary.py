@@ -7,7 +7,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from keydrift.analysis.tree import walk
 
-from keydrift.analysis.boundary import Boundary, module_matches
+from keydrift.analysis.boundary import Boundary
 from keydrift.analysis.facts import RawFinding, RawFix
 from keydrift.analysis.values import dotted_name
 from keydrift.rules._base import Rule
