@@ -34,6 +34,23 @@ def ddl_items(text: str) -> Tuple[DdlItem, ...]:
     return tuple(items)
 
 
+@functools.lru_cache(maxsize=256)
+def canonical_check_columns(condition: str) -> Tuple[str, ...]:
+    """The columns a CHECK condition written alone (SQLAlchemy ``CheckConstraint("email =
+    lower(email)")``) holds to their canonical form, as ``_check_items`` reads them in DDL."""
+    sqlglot = _sqlglot()
+    for dialect in (None, "postgres", "sqlite", "mysql"):
+        try:
+            parsed = sqlglot.parse_one(condition, read=dialect)
+        except Exception:  # noqa: BLE001 - any sqlglot failure: try the next dialect
+            continue
+        try:
+            return tuple(_canonical_equalities(parsed, sqlglot.exp))
+        except Exception:  # noqa: BLE001 - an unexpected tree shape: nothing is held
+            return ()
+    return ()
+
+
 def mentions_uniqueness(text: str) -> bool:
     """Text that may declare what KD3 reads: a unique key (UNIQUE, PRIMARY KEY) or a CHECK that
     holds a key to its canonical form (an ``ALTER TABLE ... ADD CONSTRAINT ... CHECK`` alone)."""

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from keydrift.analysis.boundary import is_test_module
-from keydrift.analysis.ddl import OTHER, TEXT, ddl_items, looks_like_ddl, mentions_uniqueness, short
+from keydrift.analysis.ddl import OTHER, TEXT, canonical_check_columns, ddl_items, looks_like_ddl, mentions_uniqueness, short
 from keydrift.analysis.normalizer_names import is_normalizer_name
 from keydrift.analysis.tree import (
     FUNCTION_TYPES,
@@ -408,6 +408,25 @@ class SchemaReader:
         elif name in schema.INDEX_CALLS and _true_keyword(call, frozenset({"unique"})):
             self._constraint_columns(call, entity, _positional(call)[1:] + elements(_keyword(call, "fields")),
                                      "Index(unique=True)")
+        elif name in schema.CHECK_CONSTRAINT_CALLS and entity:
+            self._check_constraint(call, entity)
+
+    def _check_constraint(self, call: ast.Call, entity: str) -> None:
+        """A CHECK that holds a column to its canonical form (Django ``Q(email=Lower("email"))``,
+        SQLAlchemy ``"email = lower(email)"``): every stored value is canonical, so a unique key
+        over the column compares canonical values."""
+        condition = next((v for v in map(lambda k: _keyword(call, k), schema.CHECK_CONDITION_KEYWORDS)
+                          if v is not None), None)
+        if condition is None and _positional(call):
+            condition = _positional(call)[0]
+        text = _string(condition) if condition is not None and _is_literal_string(condition) else None
+        if text:
+            for column in canonical_check_columns(text):
+                self._mark(entity, column, f"the CHECK constraint {short(text)}")
+        elif condition is not None:
+            for column, value in _q_equalities(condition):
+                if _canonical_reference(value, column):
+                    self._mark(entity, column, f"the CheckConstraint {short(code(condition))}")
 
     def _constraint_columns(self, call: ast.Call, entity: Optional[str],
                             expressions: Sequence[ast.expr], via: str) -> None:
@@ -540,6 +559,37 @@ class SchemaReader:
                     self._mark(table, column, detail[0])
             else:
                 self._declare(CONSTRAINT, table, columns, node, detail[0], SQL)
+
+
+def _q_equalities(condition: ast.expr) -> Iterator[Tuple[str, ast.expr]]:
+    """``field -> value`` of the equalities a Django condition requires all at once: the keywords
+    of ``Q(...)`` (no lookup, or ``__exact``) and both sides of ``Q(...) & Q(...)``; an OR or a
+    negation requires nothing of every row."""
+    if isinstance(condition, ast.BinOp) and isinstance(condition.op, ast.BitAnd):
+        yield from _q_equalities(condition.left)
+        yield from _q_equalities(condition.right)
+    elif isinstance(condition, ast.Call) and last_name(condition.func) in schema.DJANGO_CONDITION_CALLS:
+        if _keyword(condition, "_connector") is not None or _keyword(condition, "_negated") is not None:
+            return
+        for keyword in condition.keywords:
+            if keyword.arg and "__" not in keyword.arg.replace("__exact", ""):
+                yield keyword.arg.replace("__exact", ""), keyword.value
+
+
+def _canonical_reference(value: ast.expr, column: str) -> bool:
+    """``Lower("email")``, ``Lower(F("email"))``, ``Lower(Trim("email"))``: canonicalizing
+    functions around the column itself."""
+    if not (isinstance(value, ast.Call) and last_name(value.func) in schema.CANONICALIZING_SQL_FUNCTIONS):
+        return False
+    arguments = _positional(value)
+    if len(arguments) != 1:
+        return False
+    inner = arguments[0]
+    if isinstance(inner, ast.Call) and last_name(inner.func) in schema.DJANGO_FIELD_REFERENCES:
+        inner = _positional(inner)[0] if len(_positional(inner)) == 1 else inner
+    if _is_literal_string(inner):
+        return _string(inner) == column
+    return _canonical_reference(inner, column)
 
 
 def kinds_named(name: str) -> Set[str]:

@@ -226,6 +226,12 @@ ENUMERATION_KEYWORDS: FrozenSet[str] = frozenset({"choices"})
 UNIQUE_CONSTRAINT_CALLS: FrozenSet[str] = frozenset({"UniqueConstraint"})
 INDEX_CALLS: FrozenSet[str] = frozenset({"Index"})
 TABLE_CALLS: FrozenSet[str] = frozenset({"Table"})
+# A CHECK constraint (Django ``CheckConstraint(check=/condition=Q(...))``, SQLAlchemy
+# ``CheckConstraint("sql")``), and Django's keywords for its condition and its ``Q`` object.
+CHECK_CONSTRAINT_CALLS: FrozenSet[str] = frozenset({"CheckConstraint"})
+CHECK_CONDITION_KEYWORDS: Tuple[str, ...] = ("condition", "check", "sqltext")
+DJANGO_CONDITION_CALLS: FrozenSet[str] = frozenset({"Q"})
+DJANGO_FIELD_REFERENCES: FrozenSet[str] = frozenset({"F"})
 MONGO_INDEX_METHODS: FrozenSet[str] = frozenset({"create_index", "ensure_index"})
 MONGO_INDEXES_METHODS: FrozenSet[str] = frozenset({"create_indexes"})
 MONGO_INDEX_MODEL: FrozenSet[str] = frozenset({"IndexModel"})

@@ -46,9 +46,9 @@ class UniqueConstraintNotCanonicalized(Rule):
     DDL is reported at the start of its string literal, not at the column's line inside it.
     Strings are read where they are written as an assignment value or a call argument (two
     levels deep: `conn.execute(text("..."))`); SQL assembled at run time is not. Only the
-    declaring module is inspected (see KD301). A Django `CheckConstraint(check=Q(email=
-    Lower("email")))` or a SQLAlchemy `CheckConstraint("email = lower(email)")` is not read yet:
-    only a `CHECK` in DDL text canonicalizes a column.
+    declaring module is inspected (see KD301). A CHECK that holds the column to its canonical
+    form canonicalizes it: in DDL text, a Django `CheckConstraint(check=Q(email=Lower("email")))`
+    (or `condition=`), a SQLAlchemy `CheckConstraint("email = lower(email)")`.
 
     ## Configuration
     Same as KD301: a configured normalizer whose qualified name names the key's kind covers
