@@ -875,7 +875,8 @@ def _canonicalizing_calls(node: Union[ast.AST, Sequence[ast.stmt]], config: Conf
         current = stack.pop()
         if isinstance(current, ast.Call):
             name = last_name(current.func)
-            if name in schema.CANONICALIZING_CALLS or is_normalizer_name(name, config):
+            if (name in schema.CANONICALIZING_CALLS or name.startswith(schema.SLUG_MAKER_PREFIXES)
+                    or is_normalizer_name(name, config)):
                 yield current
         if isinstance(current, _NESTED_SCOPES) and current is not node:
             continue

@@ -273,6 +273,9 @@ CANONICALIZING_CALLS: FrozenSet[str] = frozenset({
     "lower", "casefold", "upper", "strip", "rstrip", "lstrip", "slugify", "normalize",
     "removeprefix", "removesuffix", "encode",
 })
+# In-house slug makers named for slugify (``slugify_uniquely(name, Model)``): a slug with a
+# ``-2`` suffix appended is still lowercase and dash-separated, so canonical by construction.
+SLUG_MAKER_PREFIXES: Tuple[str, ...] = ("slugify_",)
 
 # Case-insensitive SQL column types and collation names: the one list KD1 (what a column
 # absorbs when compared) and KD3 (what makes a unique column canonical) both read.
