@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Callable, ContextManager, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 from keydrift.analysis.facts import STORE, WRITE, Value
-from keydrift.analysis.tree import concatenated_literals, segment, unstarred
+from keydrift.analysis.tree import concatenated_literals, keyword_arg, segment, unspread_positional_args, unstarred
 from keydrift.analysis.values import code, last_name
 from keydrift.frameworks import sqlalchemy_orm as sqla
 
@@ -146,10 +146,7 @@ def keyword_args(call: ast.Call) -> List[Tuple[str, ast.expr]]:
     return [(k.arg, k.value) for k in call.keywords if k.arg is not None]
 
 
-def positional_args(call: ast.Call) -> List[ast.expr]:
-    """Every positional argument that is not spread with ``*``, also those after a ``*args``
-    (unlike ``tree.positional_args``, which stops there)."""
-    return [a for a in call.args if not isinstance(a, ast.Starred)]
+positional_args = unspread_positional_args  # the written arguments, also after a ``*args``
 
 
 
@@ -181,11 +178,7 @@ def fstring_parts(node: ast.AST) -> Optional[List[Union[str, ast.FormattedValue]
 
 
 
-def keyword(call: ast.Call, name: str) -> Optional[ast.expr]:
-    for key, value in keyword_args(call):
-        if key == name:
-            return value
-    return None
+keyword = keyword_arg
 
 
 def subscript_index(node: ast.expr) -> Optional[ast.expr]:

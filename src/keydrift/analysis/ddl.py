@@ -38,17 +38,14 @@ def ddl_items(text: str) -> Tuple[DdlItem, ...]:
 def canonical_check_columns(condition: str) -> Tuple[str, ...]:
     """The columns a CHECK condition written alone (SQLAlchemy ``CheckConstraint("email =
     lower(email)")``) holds to their canonical form, as ``_check_items`` reads them in DDL."""
-    sqlglot = _sqlglot()
-    for dialect in (None, "postgres", "sqlite", "mysql"):
+    exp = _sqlglot().exp
+    columns: List[str] = []
+    for parsed in _parse_ddl(condition):
         try:
-            parsed = sqlglot.parse_one(condition, read=dialect)
-        except Exception:  # noqa: BLE001 - any sqlglot failure: try the next dialect
+            columns.extend(_canonical_equalities(parsed, exp))
+        except Exception:  # noqa: BLE001 - an unexpected tree shape (sqlglot version): nothing held
             continue
-        try:
-            return tuple(_canonical_equalities(parsed, sqlglot.exp))
-        except Exception:  # noqa: BLE001 - an unexpected tree shape: nothing is held
-            return ()
-    return ()
+    return tuple(columns)
 
 
 def mentions_uniqueness(text: str) -> bool:

@@ -33,6 +33,7 @@ from keydrift.analysis.tree import (
     elements,
     is_true,
     keyword_arg,
+    unspread_positional_args,
     unstarred,
 )
 from keydrift.analysis.tree import string_literal as _string
@@ -202,7 +203,7 @@ class SchemaReader:
             if self._class_attribute(owner, target.id, annotation, value, small):
                 return
         if isinstance(target, ast.Name) and isinstance(value, ast.Call) and last_name(value.func) in schema.TABLE_CALLS:
-            table = _string(_positional(value)[0]) if _positional(value) else None
+            table = _string(unspread_positional_args(value)[0]) if unspread_positional_args(value) else None
             if table:
                 self.table_variables[target.id] = table
         self._expression(value, 0)
@@ -240,14 +241,14 @@ class SchemaReader:
         return True
 
     def _column_name(self, call: ast.Call, name: str) -> str:
-        positional = _positional(call)
+        positional = unspread_positional_args(call)
         explicit = _string(positional[0]) if positional and last_name(call.func) in schema.COLUMN_CALLS else None
-        return explicit or _string(_keyword(call, "db_column")) or name
+        return explicit or _string(keyword_arg(call, "db_column")) or name
 
     def _field_type(self, callee: str, call: ast.Call, annotation: Optional[ast.expr]) -> _Column:
         if callee in schema.RELATION_FIELD_CALLS:
             return _Column(OTHER)  # the referenced table's key
-        if any(_keyword(call, k) is not None for k in schema.ENUMERATION_KEYWORDS):
+        if any(keyword_arg(call, k) is not None for k in schema.ENUMERATION_KEYWORDS):
             return _Column(OTHER)  # values chosen from a list the code defines
         if _case_insensitive_collation(call):
             return _Column(TEXT, "a case-insensitive collation")
@@ -257,9 +258,9 @@ class SchemaReader:
 
     def _column_type(self, call: ast.Call, annotation: Optional[ast.expr]) -> _Column:
         if any(isinstance(arg, ast.Call) and last_name(arg.func) in schema.RELATION_FIELD_CALLS
-               for arg in _positional(call)):
+               for arg in unspread_positional_args(call)):
             return _Column(OTHER)  # Column("team_name", String(50), ForeignKey("team.name"))
-        for arg in _positional(call):
+        for arg in unspread_positional_args(call):
             if _is_literal_string(arg) or (isinstance(arg, ast.JoinedStr) and concatenated_literals(arg)):
                 continue  # the column's name (also written as literals concatenated with an f-string)
             type_expr = arg.func if isinstance(arg, ast.Call) else arg
@@ -403,10 +404,10 @@ class SchemaReader:
         """``UniqueConstraint(...)`` / ``Index(..., unique=True)`` in a model or a Table."""
         name = last_name(call.func)
         if name in schema.UNIQUE_CONSTRAINT_CALLS:
-            expressions = _positional(call) + elements(_keyword(call, "fields"))
+            expressions = unspread_positional_args(call) + elements(keyword_arg(call, "fields"))
             self._constraint_columns(call, entity, expressions, "UniqueConstraint")
         elif name in schema.INDEX_CALLS and _true_keyword(call, frozenset({"unique"})):
-            self._constraint_columns(call, entity, _positional(call)[1:] + elements(_keyword(call, "fields")),
+            self._constraint_columns(call, entity, unspread_positional_args(call)[1:] + elements(keyword_arg(call, "fields")),
                                      "Index(unique=True)")
         elif name in schema.CHECK_CONSTRAINT_CALLS and entity:
             self._check_constraint(call, entity)
@@ -415,10 +416,10 @@ class SchemaReader:
         """A CHECK that holds a column to its canonical form (Django ``Q(email=Lower("email"))``,
         SQLAlchemy ``"email = lower(email)"``): every stored value is canonical, so a unique key
         over the column compares canonical values."""
-        condition = next((v for v in map(lambda k: _keyword(call, k), schema.CHECK_CONDITION_KEYWORDS)
+        condition = next((v for v in map(lambda k: keyword_arg(call, k), schema.CHECK_CONDITION_KEYWORDS)
                           if v is not None), None)
-        if condition is None and _positional(call):
-            condition = _positional(call)[0]
+        if condition is None and unspread_positional_args(call):
+            condition = unspread_positional_args(call)[0]
         text = _string(condition) if condition is not None and _is_literal_string(condition) else None
         if text:
             for column in canonical_check_columns(text):
@@ -459,7 +460,7 @@ class SchemaReader:
             return []
         if isinstance(expr, ast.Call):
             refs: List[Tuple[str, str]] = []
-            for arg in _positional(expr):
+            for arg in unspread_positional_args(expr):
                 refs.extend(self._column_refs(arg, entity))
             return refs
         return []
@@ -492,7 +493,7 @@ class SchemaReader:
         elif name in schema.MONGO_INDEX_METHODS and isinstance(call.func, ast.Attribute):
             self._mongo_index(call, _collection(call.func.value), call)
         elif name in schema.MONGO_INDEXES_METHODS and isinstance(call.func, ast.Attribute):
-            for model in elements(_positional(call)[0] if _positional(call) else None):
+            for model in elements(unspread_positional_args(call)[0] if unspread_positional_args(call) else None):
                 if isinstance(model, ast.Call) and last_name(model.func) in schema.MONGO_INDEX_MODEL:
                     self._mongo_index(model, _collection(call.func.value), model)
         else:
@@ -512,7 +513,7 @@ class SchemaReader:
 
     def _table(self, call: ast.Call) -> None:
         """SQLAlchemy Core ``Table("users", metadata, Column(...), UniqueConstraint(...))``."""
-        positional = _positional(call)
+        positional = unspread_positional_args(call)
         table = _string(positional[0]) if positional else None
         if not table:
             return
@@ -520,7 +521,7 @@ class SchemaReader:
             if not isinstance(item, ast.Call):
                 continue
             if last_name(item.func) == "Column":
-                column = _string(_positional(item)[0]) if _positional(item) else None
+                column = _string(unspread_positional_args(item)[0]) if unspread_positional_args(item) else None
                 if column:
                     self._field(table, column, None, item, item)
             else:
@@ -529,11 +530,11 @@ class SchemaReader:
     def _mongo_index(self, call: ast.Call, collection: str, node: ast.AST) -> None:
         """``create_index("email", unique=True)`` / ``[("email", 1)]`` / ``IndexModel(...)``.
         Alembic's ``op.create_index(name, table, columns, unique=True)`` (a migration) is not."""
-        if not collection or len(_positional(call)) > 1 or not _true_keyword(call, frozenset({"unique"})):
+        if not collection or len(unspread_positional_args(call)) > 1 or not _true_keyword(call, frozenset({"unique"})):
             return
-        keys = _positional(call)[0] if _positional(call) else _keyword(call, "keys")
+        keys = unspread_positional_args(call)[0] if unspread_positional_args(call) else keyword_arg(call, "keys")
         columns = _mongo_keys(keys)
-        collation = _keyword(call, "collation")
+        collation = keyword_arg(call, "collation")
         if collation is not None and _mongo_case_insensitive(collation):
             return
         self._declare(CONSTRAINT, collection, columns, node, "a unique MongoDB index", MONGO)
@@ -569,7 +570,7 @@ def _q_equalities(condition: ast.expr) -> Iterator[Tuple[str, ast.expr]]:
         yield from _q_equalities(condition.left)
         yield from _q_equalities(condition.right)
     elif isinstance(condition, ast.Call) and last_name(condition.func) in schema.DJANGO_CONDITION_CALLS:
-        if _keyword(condition, "_connector") is not None or _keyword(condition, "_negated") is not None:
+        if keyword_arg(condition, "_connector") is not None or keyword_arg(condition, "_negated") is not None:
             return
         for keyword in condition.keywords:
             if keyword.arg and "__" not in keyword.arg.replace("__exact", ""):
@@ -581,12 +582,12 @@ def _canonical_reference(value: ast.expr, column: str) -> bool:
     functions around the column itself."""
     if not (isinstance(value, ast.Call) and last_name(value.func) in schema.CANONICALIZING_SQL_FUNCTIONS):
         return False
-    arguments = _positional(value)
+    arguments = unspread_positional_args(value)
     if len(arguments) != 1:
         return False
     inner = arguments[0]
     if isinstance(inner, ast.Call) and last_name(inner.func) in schema.DJANGO_FIELD_REFERENCES:
-        inner = _positional(inner)[0] if len(_positional(inner)) == 1 else inner
+        inner = unspread_positional_args(inner)[0] if len(unspread_positional_args(inner)) == 1 else inner
     if _is_literal_string(inner):
         return _string(inner) == column
     return _canonical_reference(inner, column)
@@ -657,16 +658,6 @@ def _unordered(expr: ast.expr) -> ast.expr:
            and expr.func.attr in ("asc", "desc")):
         expr = expr.func.value
     return expr
-
-
-def _positional(call: ast.Call) -> List[ast.expr]:
-    """Every positional argument but ``*args``, those after it included (``tree.positional_args``
-    stops at the first ``*args``; the schema readers never did)."""
-    return [a for a in call.args if not isinstance(a, ast.Starred)]
-
-
-def _keyword(call: ast.Call, name: str) -> Optional[ast.expr]:
-    return keyword_arg(call, name)
 
 
 def _true_keyword(call: ast.Call, names: FrozenSet[str]) -> str:
@@ -741,7 +732,7 @@ def _mongo_case_insensitive(collation: ast.expr) -> bool:
 
 def _case_insensitive_collation(call: ast.Call) -> bool:
     for key in ("db_collation", "collation"):
-        value = _keyword(call, key)
+        value = keyword_arg(call, key)
         if value is not None and schema.is_case_insensitive_collation(code(value)):
             return True
     return False
@@ -774,7 +765,7 @@ def _validated_fields(node: FunctionNode) -> Optional[List[str]]:
             name = last_name(expr.value)
             return [name, f"_{name}"]
         if isinstance(expr, ast.Call) and last_name(expr.func) in schema.VALIDATOR_DECORATORS:
-            return [s for s in (_string(a) for a in _positional(expr)) if s]
+            return [s for s in (_string(a) for a in unspread_positional_args(expr)) if s]
     return None
 
 
@@ -784,7 +775,7 @@ def _receiver_sender(node: FunctionNode) -> str:
             continue
         arguments = all_argument_values(expr)  # the first in source order, keyword or not
         if arguments and last_name(arguments[0]) == "pre_save":
-            sender = _keyword(expr, "sender")
+            sender = keyword_arg(expr, "sender")
             return last_name(sender) if sender is not None else ""
     return ""
 

@@ -11,7 +11,7 @@ import io
 import tokenize
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Iterator, List, Optional, Sequence, Tuple, Union
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -83,8 +83,6 @@ def string_literal(node: Optional[ast.AST]) -> Optional[str]:
     return None
 
 
-def is_none(node: Optional[ast.AST]) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
 
 
 def is_true(node: Optional[ast.AST]) -> bool:
@@ -114,6 +112,12 @@ def is_elif(node: ast.If) -> bool:
 
 # -- call arguments ---------------------------------------------------------------------------
 
+def unspread_positional_args(call: ast.Call) -> List[ast.expr]:
+    """Every positional argument not spread with ``*``, those after a ``*args`` included (where
+    a reader takes the written arguments as they are, not their positions)."""
+    return [a for a in call.args if not isinstance(a, ast.Starred)]
+
+
 def positional_args(call: ast.Call) -> List[ast.expr]:
     """The positional arguments up to the first ``*args`` (after it, positions are unknown)."""
     values: List[ast.expr] = []
@@ -124,9 +128,6 @@ def positional_args(call: ast.Call) -> List[ast.expr]:
     return values
 
 
-def keyword_args(call: ast.Call) -> Dict[str, ast.expr]:
-    """``name -> value`` of the named keyword arguments (``**mapping`` left out)."""
-    return {k.arg: k.value for k in call.keywords if k.arg is not None}
 
 
 def keyword_arg(call: ast.Call, name: str) -> Optional[ast.expr]:
@@ -136,10 +137,6 @@ def keyword_arg(call: ast.Call, name: str) -> Optional[ast.expr]:
     return None
 
 
-def star_args(call: ast.Call) -> List[ast.expr]:
-    """The values spread with ``*`` and ``**`` (``f(*row)``, ``f(**fields)``)."""
-    spread = [a.value for a in call.args if isinstance(a, ast.Starred)]
-    return spread + [k.value for k in call.keywords if k.arg is None]
 
 
 def arguments_in_order(call: ast.Call) -> List[Union[ast.expr, ast.keyword]]:
@@ -170,9 +167,6 @@ def parameter_names(function: Union[FunctionNode, ast.Lambda]) -> Tuple[str, ...
     return tuple(p.arg for p in parameters(function))
 
 
-def decorator_names(function: Union[FunctionNode, ast.ClassDef]) -> List[ast.expr]:
-    """The decorator expressions, each without its call (``@app.task(bind=True)`` -> ``app.task``)."""
-    return [d.func if isinstance(d, ast.Call) else d for d in function.decorator_list]
 
 
 # -- source text ------------------------------------------------------------------------------
