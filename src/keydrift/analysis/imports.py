@@ -88,5 +88,3 @@ def bindings(module: ast.Module, module_name: str = "", is_package: bool = False
                 yield (alias.asname if alias.asname is not None else alias.name), base, alias.name
 
 
-# The name the readers used when the trees were libcst's.
-cst_bindings = bindings

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterator, List, Sequence, Set, Tuple
 
-from keydrift.analysis.imports import cst_bindings, module_name_of  # noqa: F401 - module_name_of: callers' import
+from keydrift.analysis.imports import bindings, module_name_of  # noqa: F401 - module_name_of: callers' import
 from keydrift.analysis.tree import FUNCTION_TYPES, WITH_TYPES, FunctionNode, child_nodes, is_elif
 from keydrift.analysis.values import last_name
 from keydrift.frameworks import transforms
@@ -142,7 +142,7 @@ def url_parse_names(module: ast.Module) -> UrlParseNames:
     functions: Dict[str, str] = {}
     modules: Set[str] = set()
     foreign: Set[str] = set()
-    for local, source, symbol in cst_bindings(module):
+    for local, source, symbol in bindings(module):
         if not symbol:  # import x.y [as z]
             if source in URL_PARSE_MODULES:
                 modules.add(local)
