@@ -150,6 +150,23 @@ def test_a_module_that_contributes_no_keys_does_not_assemble_the_registry(projec
     assert _codes("club/reset.py", config) == [("KD108", 5)]
 
 
+@pytest.mark.parametrize("choice", [{"select": ("KD3",)}, {"ignore": ("KD108", "KD109", "KD110")},
+                                    {"select": ("KD1",), "ignore": ("KD108", "KD109", "KD110")}])
+def test_no_registry_is_built_when_no_registry_rule_is_selected(project, monkeypatch, choice):
+    from keydrift import projectwide
+
+    _write(project, {"club/models.py": MODELS, "club/reset.py": RESET})
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the registry was built")
+    with monkeypatch.context() as patched:
+        patched.setattr(projectwide, "_build", refuse)
+        assert findings_for("club/reset.py", Config(root=str(project), **choice)) == []
+    assert not (project / ".keydrift_cache").exists() or not any(
+        name.startswith("g-") for name in os.listdir(project / ".keydrift_cache"))
+    assert _codes("club/reset.py", Config(root=str(project), select=("KD108",))) == [("KD108", 5)]
+
+
 def _cached_modules(monkeypatch, config: Config, paths: list) -> list:
     """The modules whose check the results cache answers (the engine refuses to run)."""
     from keydrift import engine

@@ -40,13 +40,21 @@ def findings_for(path: str, config: Config, fresh: bool = True, check: Optional[
     ``check``: for a front end that is about to check every module itself in several processes
     at once (flake8's workers): assembling the registry then checks each module through it (so
     its later check is a cached result) and the processes share the modules between them."""
-    if path in ("-", "stdin") or not path.endswith(".py"):
+    if path in ("-", "stdin") or not path.endswith(".py") or not registry_selected(config):
         return []
     absolute = _absolute(path, config)
     if not _regular(absolute):
         return []  # a FIFO named x.py, a vanished file: never opened, never part of the project
     by_file = project_findings(config, fresh, absolute, check)
     return [_as_given(f, path) for f in by_file.get(absolute, ())]
+
+
+def registry_selected(config: Config) -> bool:
+    """Whether any registry rule is selected: ``--select KD3`` or ``--ignore KD108,KD109,KD110``
+    builds no registry (it costs a look at every module of the project)."""
+    from keydrift.rules import REGISTRY_RULES, rule_selected
+
+    return any(rule_selected(rule.CODE, config) for rule in REGISTRY_RULES)
 
 
 def _takes_part(path: str, config: Config) -> bool:
