@@ -86,6 +86,8 @@ class SchemaFacts:
     canonical_kinds: Dict[str, str] = field(default_factory=dict)  # kind -> normalizer called
     table_of_class: Dict[str, str] = field(default_factory=dict)  # table name -> class name
     column_of_attribute: Dict[Tuple[str, str], str] = field(default_factory=dict)
+    # Django models of tables another program owns (``Meta.managed = False``): never migrated here
+    unmanaged: Set[str] = field(default_factory=set)
 
 
 _MIGRATION_PACKAGES = frozenset({"migrations", "alembic"})
@@ -383,6 +385,8 @@ class SchemaReader:
             name = target.id
             if name == "db_table" and _string(value):
                 self.facts.table_of_class[_string(value) or ""] = owner
+            elif name == schema.DJANGO_MANAGED and isinstance(value, ast.Constant) and value.value is False:
+                self.facts.unmanaged.add(owner)
             elif name in schema.DJANGO_UNIQUE_TOGETHER:
                 for group in _string_groups(value):
                     self._declare(CONSTRAINT, owner, group, small, "unique_together")

@@ -25,6 +25,10 @@ two spellings of one value equal:
   function summaries, read through the project index);
 - a configured normalizer covers it (see ``configured_cover``).
 
+A Django model with ``Meta.managed = False`` declares another program's table: its keys are
+reported only when this project writes them (the module, a module beside it, or a form,
+serializer or admin beside it).
+
 The declarations and the evidence are read by ``analysis/declarations.py`` (SQL DDL strings by
 ``analysis/ddl.py``); this module decides which declared columns nothing canonicalizes and
 words the messages. Cost: one walk over the module's statements (class and function bodies
@@ -113,6 +117,7 @@ class _Evidence:
         self.rewrites = getattr(info, "rewrites", {}) or {}
         self.absorbs = getattr(info, "field_absorbs", {}) or {}
         self.written = _canonically_written(facts)
+        self.stored = _written(facts)
         self.facts = facts
         self._siblings: Optional[Tuple[Set[Tuple[str, str]], Set[Tuple[str, str]]]] = None
         self._forms: Optional[Tuple[Set[Tuple[str, str]], Set[str]]] = None
@@ -130,7 +135,10 @@ class _Evidence:
                 continue  # Author.name, History.name: a label, not a key (Tag.name is one)
             if kind == schema.PATH and any(schema.names_files_or_code(e) for e in {entity, declaration.entity}):
                 continue  # Attachment.path, Plugin.path: a file or code path
-            if not self._canonical(_names_of(self.schema, entity, declaration.entity, column), kind):
+            names = _names_of(self.schema, entity, declaration.entity, column)
+            if declaration.entity in self.schema.unmanaged and not self._stored_by_project(names):
+                continue  # a table another program owns and fills: not this project's schema
+            if not self._canonical(names, kind):
                 yield column, kind
 
     def partial_by(self, declaration: Declaration, column: str) -> str:
@@ -153,6 +161,15 @@ class _Evidence:
         return bool(self.schema.canonical.get(name) or name in self.rewrites or name in self.written
                     or "case" in self.absorbs.get(name, ()) or (column is not None and column.canonical_by)
                     or name in self._layers()[0] or self._written_canonically_beside(name))
+
+    def _stored_by_project(self, names: List[Tuple[str, str]]) -> bool:
+        """The module or the modules beside it write the key (any step), or a form, serializer
+        or admin beside it stores the entity as users type it."""
+        if self._siblings is None:
+            self._siblings = _sibling_writes(self.facts)
+        canonical, raw = self._siblings
+        return any(name in self.stored or name in canonical or name in raw or self._generic_writers(name[0])
+                   for name in names)
 
     def _written_canonically_beside(self, name: Tuple[str, str]) -> bool:
         """The modules beside this one (the app's services, views, managers) write the key only
@@ -191,6 +208,11 @@ def _is_text(facts: SchemaFacts, declaration: Declaration, entity: str, column: 
         if known is not None:
             return known.type == TEXT
     return declaration.kind == CONSTRAINT
+
+
+def _written(facts: object) -> Set[Tuple[str, str]]:
+    """(entity, field) the module writes at all (a KD1 write access, whatever its steps)."""
+    return {(a.entity, a.field) for a in getattr(facts, "accesses", ()) or () if getattr(a, "kind", "") == "write"}
 
 
 def _canonically_written(facts: object) -> Set[Tuple[str, str]]:
@@ -256,7 +278,7 @@ def _form_layers(file: str, config: Config) -> Tuple[Set[Tuple[str, str]], Set[s
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef):
+            if isinstance(node, ast.ClassDef) and not _test_data_factory(node):
                 entity = _meta_model(node)
                 if entity:
                     writers.add(entity)
@@ -264,6 +286,12 @@ def _form_layers(file: str, config: Config) -> Tuple[Set[Tuple[str, str]], Set[s
             elif isinstance(node, ast.Call) and _ast_name(node.func) == "register" and node.args:
                 writers.add(_ast_name(node.args[0]))
     return validated, writers
+
+
+def _test_data_factory(node: ast.ClassDef) -> bool:
+    """A factory_boy factory (``class UserFactory(DjangoModelFactory): class Meta: model = User``)
+    makes test records; it stores nothing users type."""
+    return any(_ast_name(base).endswith(schema.TEST_FACTORY_BASE_SUFFIX) for base in node.bases)
 
 
 def _meta_model(node: ast.ClassDef) -> str:

@@ -239,6 +239,11 @@ MONGO_INDEX_MODEL: FrozenSet[str] = frozenset({"IndexModel"})
 # Meta/__table_args__ attributes that hold constraints.
 DJANGO_META_CONSTRAINTS: FrozenSet[str] = frozenset({"constraints", "indexes"})
 DJANGO_UNIQUE_TOGETHER: FrozenSet[str] = frozenset({"unique_together"})
+# Base classes of factory_boy factories (``DjangoModelFactory``, ``SQLAlchemyModelFactory``):
+# their ``Meta.model`` makes test records, not a form users type into
+TEST_FACTORY_BASE_SUFFIX = "Factory"
+# ``Meta.managed = False``: the table belongs to another program (no migrations made for it)
+DJANGO_MANAGED = "managed"
 SQLALCHEMY_TABLE_ARGS: FrozenSet[str] = frozenset({"__table_args__"})
 
 # -- what makes a unique key canonical already ------------------------------------------------

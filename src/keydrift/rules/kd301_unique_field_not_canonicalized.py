@@ -58,7 +58,13 @@ class UniqueFieldNotCanonicalized(Rule):
     (`url_pattern`, `host_glob`, `path_regex`), paths of files or code (`file_path`,
     `import_path`, `storage_path`, `Attachment.path`, `Plugin.path`), and the `name` of markup
     or schema things (`XmlElement.name`, `SchemaField.name`) or of an entity whose head noun is
-    not a named kind of thing (`HomepageElement.name`) are not natural keys either.
+    not a named kind of thing (`HomepageElement.name`) are not natural keys either. Nor are the
+    keys of a Django model with `Meta.managed = False` that nothing beside it writes: the table
+    belongs to another program (a mail filter's, a legacy system's), which fills it and owns
+    its schema. When the module, a module beside it (a `create(email=...)` in `services.py`) or
+    a form, serializer or admin beside it stores the key, the project writes its own values
+    there and the key is reported as any other (a factory_boy factory is test data, not such
+    a writer).
 
     ## Why is this bad?
     The database compares bytes. `"Bob@Example.com"` and `"bob@example.com"` pass the unique
