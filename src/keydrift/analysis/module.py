@@ -146,7 +146,8 @@ class ModuleAnalysis:
         for name in ["<module>", *self.units]:
             walker = self.walker(name)
             facts.accesses.extend(walker.accesses)
-            facts.mismatches.extend(pairing.mismatches(walker.accesses + walker.underived_keys(), walker.row_reads))
+            scope = self.units[name].node if name in self.units else self.module
+            facts.mismatches.extend(pairing.mismatches(walker.accesses + walker.underived_keys(), walker.row_reads, scope))
             facts.mismatches.extend(walker.extra_mismatches)
         return facts
 

@@ -7,8 +7,9 @@ import re
 from collections import defaultdict
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
+from keydrift.analysis import tree
 from keydrift.analysis.facts import (
-    BYPASSED, CASE, DEFAULTS, FETCH, LOOKUP, NORMALIZER, PART, READ, REDERIVED, REMOTE, SLASH, SLUG, UNICODE,
+    BYPASSED, CALL, CASE, DEFAULTS, FETCH, FORMAT, LOOKUP, NORMALIZER, PART, READ, REDERIVED, REMOTE, SLASH, SLUG, UNICODE,
     WHITESPACE, KeyAccess, Mismatch, Step,
 )
 from keydrift.analysis.values import is_remote
@@ -166,7 +167,92 @@ def _pick(candidates: Sequence[Tuple[int, KeyAccess]], write_index: int, write: 
     return (before[-1] if before else candidates[0])[1]
 
 
-def mismatch_for(write_index: int, write: KeyAccess, reads: Sequence[Tuple[int, KeyAccess]]) -> Optional[Mismatch]:
+# Steps that make another key of the same kind (a suffix, a counter, a helper's new name), as a
+# de-duplication does; a normalization only spells the same key another way.
+_NEW_KEY_KINDS = frozenset({FORMAT, CALL, PART})
+
+
+def _deduplicated(read: KeyAccess, write: KeyAccess, ws: Tuple[Step, ...], scope: Optional[ast.AST]) -> bool:
+    """Every step only the write applies is made in the arm of an ``if``/``while`` that runs when
+    the read *found* its row (``if Space.objects.filter(name=name).exists(): name = f"{name} #{n}"``,
+    ``while ...exists(): slug = f"{base}-{n}"``): the key is changed because the lookup found it
+    taken, a de-duplication on purpose, not another spelling of the read key. A normalization
+    there, or a new key made when the lookup found nothing, is still a mismatch."""
+    if scope is None or not ws or any(s.kind not in _NEW_KEY_KINDS for s in ws):
+        return False
+    for statement in tree.walk(scope):
+        if isinstance(statement, (ast.If, ast.While)):
+            found = _found_arm(statement, read.node, scope)
+            if found is not None and all(_made_in(found, s.node, write, scope) for s in ws):
+                return True
+    return False
+
+
+def _made_in(arm: Sequence[ast.stmt], node: Optional[ast.AST], write: KeyAccess, scope: ast.AST) -> bool:
+    """The step at ``node`` is made in ``arm``: there, or in a helper (its node unknown or outside
+    the function) whose result the arm binds to the name the write stores (``name = unique(name)``)."""
+    if node is not None and _within(arm, node):
+        return True
+    name = write.value.text
+    return name.isidentifier() and (node is None or not _contains(scope, node)) and any(
+        isinstance(statement, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in statement.targets)
+        for statement in arm)
+
+
+def _found_arm(statement: "ast.If | ast.While", read: ast.AST, scope: ast.AST) -> Optional[Sequence[ast.stmt]]:
+    """The arm of ``statement`` that runs when its test's lookup (``read``) found a row, if the
+    test asks that lookup (directly, or through a name bound to it: ``taken = q.exists()``)."""
+    found = _test_found(statement.test, read, scope)
+    if found is None:
+        return None
+    if isinstance(statement, ast.While):
+        return statement.body if found else None
+    return statement.body if found else statement.orelse
+
+
+def _test_found(test: ast.expr, read: ast.AST, scope: ast.AST) -> Optional[bool]:
+    """True: the test holds only if the lookup found a row; False: the test fails only if it did;
+    None: the test does not tell (it does not ask the lookup, or ``force or exists()``)."""
+    if isinstance(test, ast.BoolOp):
+        told = [_test_found(value, read, scope) for value in test.values]
+        decisive = isinstance(test.op, ast.And)  # ``a and exists()`` holds only if found
+        return decisive if decisive in told else None
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _test_found(test.operand, read, scope)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        inner = _test_found(test.left, read, scope)
+        if inner is None:
+            return None
+        return inner if not _compares_to_nothing(test.ops[0], test.comparators[0]) else not inner
+    if _contains(test, read) or (isinstance(test, ast.Name) and _bound_to(test.id, read, scope)):
+        return True
+    return None
+
+
+def _compares_to_nothing(op: ast.cmpop, right: ast.expr) -> bool:
+    """``x is None``, ``x == 0``, ``x < 1``: true when the lookup found nothing."""
+    nothing = isinstance(right, ast.Constant) and right.value in (None, 0)
+    return (nothing and isinstance(op, (ast.Is, ast.Eq))) or (
+        isinstance(op, ast.Lt) and isinstance(right, ast.Constant) and right.value == 1)
+
+
+def _bound_to(name: str, read: ast.AST, scope: ast.AST) -> bool:
+    return any(isinstance(node, ast.Assign) and _contains(node.value, read)
+               and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+               for node in tree.walk(scope))
+
+
+def _contains(node: ast.AST, target: ast.AST) -> bool:
+    return any(inner is target for inner in tree.walk(node))
+
+
+def _within(suite: Sequence[ast.stmt], node: ast.AST) -> bool:
+    return any(_contains(statement, node) for statement in suite)
+
+
+def mismatch_for(write_index: int, write: KeyAccess, reads: Sequence[Tuple[int, KeyAccess]],
+                 scope: Optional[ast.AST] = None) -> Optional[Mismatch]:
     candidates = []
     for index, read in reads:
         if not _comparable(read, write):
@@ -178,6 +264,8 @@ def mismatch_for(write_index: int, write: KeyAccess, reads: Sequence[Tuple[int, 
             continue  # undecidable: see _constructed_field
         if _renames(rs) or _renames(ws) or _other_fields(rs, ws) or _same_helper_other_call(read, write, reads):
             continue
+        if not rs and _deduplicated(read, write, ws, scope):
+            continue
         candidates.append((index, read))
     if not candidates:
         return None
@@ -185,9 +273,12 @@ def mismatch_for(write_index: int, write: KeyAccess, reads: Sequence[Tuple[int, 
     return Mismatch(shape(read, write), read, write)
 
 
-def mismatches(accesses: Sequence[KeyAccess], row_reads: Sequence[KeyAccess] = ()) -> List[Mismatch]:
+def mismatches(accesses: Sequence[KeyAccess], row_reads: Sequence[KeyAccess] = (),
+               scope: Optional[ast.AST] = None) -> List[Mismatch]:
     """``row_reads``: fields of query rows the function used that are not keys of their own
-    (a job id, a status): they tell how a row was selected (see ``remote_identity``)."""
+    (a job id, a status): they tell how a row was selected (see ``remote_identity``).
+    ``scope``: the function (or module) the accesses were made in, to see which ``if`` arms
+    the lookups decide (see ``_deduplicated``)."""
     groups: Dict[Tuple[str, str], List[Tuple[int, KeyAccess]]] = defaultdict(list)
     for index, access in enumerate(accesses):
         if access.entity and access.field:
@@ -198,7 +289,7 @@ def mismatches(accesses: Sequence[KeyAccess], row_reads: Sequence[KeyAccess] = (
         for index, write in items:
             if write.kind == READ or write.value.is_constant():
                 continue
-            mismatch = mismatch_for(index, write, reads) if reads else None
+            mismatch = mismatch_for(index, write, reads, scope) if reads else None
             if mismatch is None and not any(_comparable(r, write) for _, r in reads):
                 mismatch = remote_identity(index, write, accesses, row_reads)
             if mismatch is not None:
