@@ -519,3 +519,27 @@ def test_kd4_ignores_nested_functions_and_non_normalizers():
                 return urlsplit(u)
             return url
     ''') == []
+
+
+@pytest.mark.parametrize("pattern, anchored, expected", [
+    (r"^https?://[A-Za-z0-9-_/?=&#.]+$", False, True),
+    (r"(?:https?|ftp)://\S+", True, True),
+    (r"\Ahttps?://", False, True),
+    (r"^(?i)https?://x", True, True),
+    (r"^[a-z][a-z0-9+.-]*://", True, True),
+    (r"^(https?://[^/]+)/?$", True, True),
+    (r"^(?P<scheme>https?)://", True, True),
+    (r"https?://", False, False),  # search() without an anchor
+    (r"^(?:https?://)?[\w.]+$", True, False),  # the scheme group is optional
+    (r"^(https?)?://x", True, False),
+    (r"^[a-z]*://", True, False),
+    (r"^https://\S+$|^[\w.-]+/[\w.-]+$", True, False),  # an alternative without a scheme
+    (r"^(https?://x|/p)", True, False),
+    (r"^(https?|ftp://)x", True, False),
+    (r"^/|http://", True, False),
+    (r"://x", True, False),
+])
+def test_a_pattern_requires_a_scheme_only_when_every_match_starts_with_one(pattern, anchored, expected):
+    from keydrift.analysis.url_patterns import requires_scheme
+
+    assert requires_scheme(pattern, anchored) is expected

@@ -20,10 +20,11 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterator, List, Sequence, Set, Tuple
 
 from keydrift.analysis.imports import bindings, module_name_of  # noqa: F401 - module_name_of: callers' import
+from keydrift.analysis.url_patterns import module_patterns
 from keydrift.analysis.tree import FUNCTION_TYPES, WITH_TYPES, FunctionNode, child_nodes, is_elif
 from keydrift.analysis.values import last_name
 from keydrift.frameworks import transforms
@@ -136,6 +137,8 @@ class UrlParseNames:
     functions: Dict[str, str]
     modules: FrozenSet[str]
     foreign: FrozenSet[str]
+    # module-level names bound to a regular expression's text (``URL = re.compile(r"^https?://")``)
+    patterns: Dict[str, str] = field(default_factory=dict)
 
 
 def url_parse_names(module: ast.Module) -> UrlParseNames:
@@ -152,7 +155,7 @@ def url_parse_names(module: ast.Module) -> UrlParseNames:
             modules.add(local)
         else:
             foreign.add(local)
-    return UrlParseNames(functions, frozenset(modules), frozenset(foreign))
+    return UrlParseNames(functions, frozenset(modules), frozenset(foreign), module_patterns(module))
 
 
 def output_only_functions(module: ast.Module) -> Set[str]:

@@ -42,6 +42,7 @@ from keydrift.analysis.normalizer_names import (
     words as name_words,
 )
 from keydrift.analysis import tree
+from keydrift.analysis.url_patterns import is_pattern_argument, scheme_matched
 from keydrift.analysis.tree import (
     FUNCTION_TYPES, FunctionNode, all_argument_values, child_nodes, parameter_names, segment, source_order_children,
 )
@@ -279,6 +280,16 @@ class NormalizerReader:
         if raises and any(isinstance(v, Val) and v.kind == INPUT and re.search(rf"\b{re.escape(n)}\b", text)
                           for n, v in self.env.items()):
             self.scheme_guarded = True  # the input is validated (and rejected) before parsing
+        if self._matches_scheme_pattern(test):
+            self.scheme_guarded = True  # parsed only where a pattern requiring "<scheme>://" matched
+
+    def _matches_scheme_pattern(self, test: ast.expr) -> bool:
+        """``HTTP_URL.match(url)``, ``re.fullmatch(r"https?://\\S+", url)`` of the input."""
+        for node in ast.walk(test):
+            subject = scheme_matched(node, self.names.patterns) if isinstance(node, ast.Call) else None
+            if subject is not None and self.eval(subject).kind == INPUT:
+                return True
+        return False
 
     def _in_fstring(self, node: ast.AST) -> bool:
         """A text part or a format spec of an f-string: a piece of a literal, not a string of its own."""
@@ -288,8 +299,8 @@ class NormalizerReader:
     def _string(self, node: ast.expr) -> None:
         """A string literal; an implicit concatenation also counts each literal of it and each
         run of plain literals from the second on (each is a string the code wrote)."""
-        if self.scheme_guarded:
-            return  # nothing more to learn
+        if self.scheme_guarded or is_pattern_argument(node, self.ancestors[-1] if self.ancestors else None):
+            return  # nothing more to learn; a regular expression is judged as one (_if_test)
         value = _literal(node)
         if value is not None and _guarantees_scheme(value) and not self._in_docstring_like():
             self.scheme_guarded = True

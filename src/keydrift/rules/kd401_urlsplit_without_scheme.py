@@ -21,7 +21,13 @@ class UrlsplitWithoutScheme(Rule):
     input when nothing before it guarantees a scheme — no `"://" in url` check, no
     `startswith("http")`, no `"https://" + url` — and nothing after it handles a missing one
     (an `if` testing `parts.scheme`/`parts.netloc`/`parts.hostname`). A parse used only to read
-    `.scheme` is itself a check and is not reported.
+    `.scheme` is itself a check and is not reported, nor is a parse after an `if` whose test
+    matches the input against a regular expression that requires a scheme
+    (`if HTTP_URL.match(url):` with `HTTP_URL = re.compile(r"^https?://...")` at module level,
+    `if not re.fullmatch(r"(?:https?|ftp)://\\S+", url): return None`): anchored at the start
+    (`match`/`fullmatch`, or `^` for `search`), `://` reached through scheme characters only,
+    not in an optional group (`^(?:https?://)?...` is no guard) nor beside an alternative
+    without it (`^https://...|^/...`).
 
     ## Why is this bad?
     Without `//`, urllib reads the host as a path: `urlsplit("example.com")` has
@@ -32,7 +38,8 @@ class UrlsplitWithoutScheme(Rule):
 
     ## Known problems
     The guard is recognized textually: any string literal holding `://` (or starting
-    with `http`) before the parse, an `if` that raises after testing the input, or a later `if`
+    with `http`) before the parse (a regular expression's pattern counts only as described
+    above), an `if` that raises after testing the input, or a later `if`
     on the parse's scheme/netloc/hostname. A normalizer whose callers always pass absolute URLs
     is reported all the same; state it with a check (`if "://" not in url: raise ValueError`).
     A parse whose result is only read for its path (`urlparse(value).path`, or `.path`/
