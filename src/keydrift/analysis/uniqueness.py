@@ -135,6 +135,8 @@ class _Evidence:
                 continue  # Author.name, History.name: a label, not a key (Tag.name is one)
             if kind == schema.PATH and any(schema.names_files_or_code(e) for e in {entity, declaration.entity}):
                 continue  # Attachment.path, Plugin.path: a file or code path
+            if kind == schema.SLUG and schema.names_foreign_slug(column.rsplit(".", 1)[-1]):
+                continue  # external_slug: another source's identifier, matched as it spells it
             names = _names_of(self.schema, entity, declaration.entity, column)
             if declaration.entity in self.schema.unmanaged and not self._stored_by_project(names):
                 continue  # a table another program owns and fills: not this project's schema

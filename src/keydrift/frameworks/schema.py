@@ -113,6 +113,23 @@ def natural_key_kind(name: str) -> Optional[str]:
     return None
 
 
+# Words that qualify a slug as another source's identifier (``external_slug``, ``upstream_slug``,
+# ``dataset_slug``): the other system or data set mints it and it is matched as that source
+# spells it, so there is no second spelling for this project to fold. URLs, e-mail addresses,
+# user and host names from elsewhere (``remote_url``, ``external_username``) stay keys: those
+# arrive in many spellings.
+FOREIGN_SOURCE_TOKENS: FrozenSet[str] = frozenset({
+    "external", "remote", "upstream", "foreign", "vendor", "provider", "partner", "dataset", "data",
+    "imported",
+})
+
+
+def names_foreign_slug(name: str) -> bool:
+    """``external_slug``, ``dataset_slug``: a slug another source defines (see above)."""
+    tokens = name_tokens(name)
+    return len(tokens) > 1 and tokens[-1] == SLUG and any(t in FOREIGN_SOURCE_TOKENS for t in tokens[:-1])
+
+
 # Words a class name ends with that say what kind of class it is, not what it holds
 # (``TagBase``, ``DomainMixin``, ``UserModel``): the head noun is the word before them.
 GENERIC_CLASS_TOKENS: FrozenSet[str] = frozenset({

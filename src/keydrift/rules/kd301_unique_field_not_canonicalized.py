@@ -65,6 +65,13 @@ class UniqueFieldNotCanonicalized(Rule):
     a form, serializer or admin beside it stores the key, the project writes its own values
     there and the key is reported as any other (a factory_boy factory is test data, not such
     a writer).
+    A slug qualified as another source's (`external_slug`, `upstream_slug`, `remote_slug`,
+    `dataset_slug`, `vendor_slug`) is that system's or data set's identifier, minted there and
+    matched as it spells it; a URL, e-mail address, user or host name from elsewhere
+    (`remote_url`, `external_username`) arrives in many spellings and stays a key. (Whether a
+    key is only ever written from values the code or a data file defines is a question of the
+    project's writes, which KD3 does not see beyond the modules beside the declaration; the
+    name is the signal it has.)
 
     ## Why is this bad?
     The database compares bytes. `"Bob@Example.com"` and `"bob@example.com"` pass the unique
