@@ -243,6 +243,11 @@ def test_module_facts_round_trip_through_json(project):
     ("invitation.email", (), Origin.RECORD),
     ("settings.ADMIN_EMAIL", (), Origin.CONFIG),
     ("address", (), Origin.LOCAL),
+    # an element of a collection comes from where the collection does
+    ("user.all_emails[*]", ("user",), Origin.PARAMETER),
+    ("owner.secondary_emails[*]", (), Origin.RECORD),
+    ('request.json["emails"][*]', ("request",), Origin.INPUT),
+    ("addresses[*]", (), Origin.LOCAL),
 ])
 def test_origins_are_classified(text, params, expected):
     assert classify({text}, params)[0] is expected

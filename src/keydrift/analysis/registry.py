@@ -218,6 +218,8 @@ _ATTRIBUTE_CHAIN = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
 
 
 def _classify_one(text: str, params: Tuple[str, ...]) -> Origin:
+    while text.endswith("[*]"):  # an element of a collection comes from where the collection does:
+        text = text[:-3]         # ``in_(user.all_emails)`` is a record's field, not a local value
     if text.startswith(_RECORD_PATHS):
         return Origin.RECORD  # ``request.user.email``: the logged-in user's row
     if _ATTRIBUTE_CHAIN.match(text) and text.split(".", 1)[0] in params:
