@@ -186,12 +186,13 @@ class SchemaReader:
             self._mark(sender, attribute, f"the pre_save receiver {node.name}()")
 
     def _canonicalized_attributes(self, node: FunctionNode, receiver: str) -> Iterator[str]:
-        """``X`` of each ``receiver.X = <a canonicalizing call>`` in the function's body."""
+        """``X`` of each ``receiver.X = <a canonicalizing call>`` in the function's body (also a
+        call of a module function that canonicalizes: ``self.slug = _free_slug(self.name)``)."""
         for small in _small_statements(node.body):
             target, _, value = _assignment(small)
             if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
                     and target.value.id == receiver and value is not None
-                    and _calls_canonicalizer(value, self.config)):
+                    and self._canonicalizing_value(value)):
                 yield target.attr
 
     def _small(self, small: ast.stmt, owner: Optional[str]) -> None:

@@ -25,7 +25,9 @@ class UniqueFieldNotCanonicalized(Rule):
 
     A field counts as canonicalized when the model rewrites it as it is stored (`save()`,
     `clean()`, `__init__`, a property setter, `@validates`, a `pre_save` receiver, through
-    `lower()`/`slugify()`/a normalizer), when the column compares case-insensitively (CITEXT,
+    `lower()`/`slugify()`/a normalizer, or through a function of the module whose body calls
+    one: `self.slug = _free_slug(self.name)` with `_free_slug` slugifying before it appends
+    `-2`), when the column compares case-insensitively (CITEXT,
     `CI*Field`, a case-insensitive `db_collation`), when a functional unique constraint covers
     it (`UniqueConstraint(Lower("email"))`), when its field or type class stores a canonical
     value (a class in the module whose `get_prep_value`/`to_python`/`process_bind_param`
