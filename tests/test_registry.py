@@ -255,3 +255,44 @@ def test_origins_are_classified(text, params, expected):
 
 def test_constants_have_no_origin():
     assert classify(set(), ("email",))[0] is Origin.CONSTANT
+
+
+LOOPS = '''
+TABLE = (("general", {"settings": (("project_title", 1), ("Posts", 2))}),)
+FLAGS = {"beta": True, "dark_mode": False}
+
+
+def from_parameter(fixture):
+    for group in fixture:
+        for settings in group[1]["settings"]:
+            use(settings[0])
+
+
+def from_module_table():
+    for group in TABLE:
+        for settings in group[1]["settings"]:
+            use(settings[0])
+    for name, enabled in FLAGS.items():
+        use(name)
+    for name in names:
+        use(name)
+    name = "x"
+'''
+
+
+def test_loop_variables_are_followed_to_the_collection_the_outermost_loop_walks():
+    from keydrift.analysis import loop_sources
+    module = ast.parse(LOOPS)
+    tables = loop_sources.module_tables(module)
+    by_parameter, by_table = module.body[2], module.body[3]
+    source = loop_sources.walked_from("settings[0]", by_parameter)
+    assert (source.root, source.path) == ("fixture", (loop_sources.EACH, 1, "settings", loop_sources.EACH, 0))
+    source = loop_sources.walked_from("settings[0]", by_table)
+    assert loop_sources.literal_strings(tables[source.root], source.path) == ("project_title", "Posts")
+    assert loop_sources.walked_from("name", by_table) is None  # bound by two loops and an assignment
+    flags = ast.parse(LOOPS.replace("    for name in names:\n        use(name)\n    name = \"x\"\n", "")).body[3]
+    source = loop_sources.walked_from("name", flags)
+    assert loop_sources.literal_strings(tables[source.root], source.path) == ("beta", "dark_mode")
+    assert loop_sources.walked_from("request.POST['key']", by_table) is None  # no loop
+    assert loop_sources.walked_from("row.key", by_parameter) is None  # a field, not a table's element
+    assert loop_sources.literal_strings(ast.parse("[1, 'a']").body[0].value, (loop_sources.EACH,)) is None

@@ -18,13 +18,14 @@ from __future__ import annotations
 import ast
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from keydrift.analysis.facts import (
     CASE, CALL, FETCH, FORMAT, IDNA, LOOKUP, NORMALIZER, REDERIVED, SLASH, SLUG, UNICODE, URL, WHITESPACE,
     WRITE, AccessKind, KeyAccess, Role, Step, StepKind, Term, step_kinds, steps_from_json, steps_to_json,
 )
+from keydrift.analysis import loop_sources
 from keydrift.analysis.pairing import canonical_step
 from keydrift.analysis.summaries import parameter_of
 from keydrift.types import FixFacts
@@ -94,6 +95,8 @@ class KeyUse:
     # the value comes from a parameter (``request.POST["email"]`` too): a caller's use of the
     # same access, if the project has one, is the outermost and makes this one redundant
     forwarded: bool = False
+    # a key written from a literal table of the module (or a literal): the strings it stores
+    constants: Tuple[str, ...] = ()
 
     @property
     def own_steps(self) -> bool:
@@ -131,12 +134,19 @@ def module_keys(analysis: Any, tree: ast.Module, path: str) -> ModuleKeys:
     run here. ``path`` is the module's file relative to the project root."""
     uses: List[KeyUse] = []
     names = ["<module>", *analysis.units]
+    tables = loop_sources.module_tables(tree)
     for name in names:
         walker = analysis.walker(name)
         params = analysis.units[name].params if name in analysis.units else ()
+        scope = analysis.units[name].node if name in analysis.units else tree
         seen = set()
         for access in walker.accesses:
             use = _use(access, name, params, path, analysis.statement_of)
+            if use is not None and use.origin is Origin.CONSTANT:
+                use = _literal(use)
+            elif use is not None and use.kind == WRITE and use.role != LOOKUP and not use.steps \
+                    and use.origin not in (Origin.PARAMETER, Origin.RECORD):
+                use = _walked_table(use, scope, params, tables)
             if use is not None and use not in seen:
                 seen.add(use)
                 uses.append(use)
@@ -174,6 +184,35 @@ def _use(access: KeyAccess, function: str, params: Tuple[str, ...], path: str,
         access.value.text, function, _site_of(statement, path),
         tuple((what, where) for what, where in access.trace), access.rewritten_by, access.via,
         parameter_of(access.value, params) is not None)
+
+
+def _literal(use: KeyUse) -> KeyUse:
+    """A key written as a string literal stores that string."""
+    try:
+        value = ast.literal_eval(use.value_text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return use
+    return replace(use, constants=(value,)) if isinstance(value, str) and not use.steps else use
+
+
+def _walked_table(use: KeyUse, scope: ast.AST, params: Tuple[str, ...], tables: Dict[str, ast.expr]) -> KeyUse:
+    """A key taken from a collection by loops (``for s in group[1]["settings"]: ... s[0]``) has
+    the origin of the collection the outermost loop walks, whatever its variables are named: a
+    parameter's (the callers decide what is stored: a fixture table, like any argument) unless
+    the parameter's name says input, or a literal table of the module's, whose strings are the
+    keys stored (``constants``)."""
+    source = loop_sources.walked_from(use.origin_text, scope)
+    if source is None:
+        return use
+    if source.root in params:
+        if _classify_one(source.root, ()) is Origin.INPUT:
+            return use
+        return replace(use, origin=Origin.PARAMETER, origin_text=source.root)
+    table = tables.get(source.root)
+    strings = loop_sources.literal_strings(table, source.path) if table is not None else None
+    if strings is None:
+        return use
+    return replace(use, origin=Origin.CONSTANT, origin_text=source.root, constants=strings)
 
 
 _REQUEST_OBJECTS = frozenset({"request", "req", "self.request"})
@@ -252,19 +291,24 @@ def keys_to_json(keys: ModuleKeys) -> Dict[str, Any]:
         "path": keys.path,
         "uses": [[u.kind, u.role, u.entity, u.field, steps_to_json(u.steps), sorted(u.absorbs), u.origin.value,
                   u.origin_text, u.value_text, u.function, _site_json(u.site), [list(c) for c in u.chain],
-                  u.rewritten_by, u.via, u.forwarded] for u in keys.uses],
+                  u.rewritten_by, u.via, u.forwarded, list(u.constants)] for u in keys.uses],
         "rewrites": [[r.entity, r.field, steps_to_json(r.steps), r.by, _site_json(r.site)] for r in keys.rewrites],
         "absorbs": [[e, f, sorted(k)] for e, f, k in keys.absorbs],
     }
 
 
-def keys_from_json(data: Dict[str, Any]) -> ModuleKeys:
-    uses = tuple(KeyUse(
+def _use_from(entry: Sequence[Any]) -> KeyUse:
+    (kind, role, entity, name, steps, absorbs, origin, origin_text, value_text, function, site, chain,
+     rewritten_by, via, forwarded), constants = entry[:15], (entry[15] if len(entry) > 15 else ())
+    return KeyUse(
         AccessKind(kind), Role(role), str(entity), str(name), steps_from_json(steps), step_kinds(absorbs),
         Origin(origin), str(origin_text), str(value_text), str(function), _site_from(site),
-        tuple((str(w), str(p)) for w, p in chain), str(rewritten_by), str(via), bool(forwarded))
-        for kind, role, entity, name, steps, absorbs, origin, origin_text, value_text, function, site, chain,
-        rewritten_by, via, forwarded in data["uses"])
+        tuple((str(w), str(p)) for w, p in chain), str(rewritten_by), str(via), bool(forwarded),
+        tuple(str(c) for c in constants))
+
+
+def keys_from_json(data: Dict[str, Any]) -> ModuleKeys:
+    uses = tuple(_use_from(entry) for entry in data["uses"])
     rewrites = tuple(ModelRewrite(str(e), str(f), steps_from_json(s), str(by), _site_from(site))
                      for e, f, s, by, site in data["rewrites"])
     absorbs = tuple((str(e), str(f), step_kinds(kinds)) for e, f, kinds in data["absorbs"])

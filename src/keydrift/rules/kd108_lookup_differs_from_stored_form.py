@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Callable, Dict, Iterator, Optional, Tuple
 
-from keydrift.analysis.facts import NORMALIZER
+from keydrift.analysis.facts import CASE, NORMALIZER, WHITESPACE
 from keydrift.analysis.registry import (
-    Form, KeyUse, Origin, ProjectFinding, describe, form_of, forms_disagree, reportable_lookup, same_function,
-    stored_form,
+    Form, KeyRecord, KeyUse, Origin, ProjectFinding, Registry, describe, elsewhere, form_of, forms_disagree,
+    reportable_lookup, same_function, stored_form,
 )
 from keydrift.rules._base import Rule
 from keydrift.rules._examples import Invalid, Valid
@@ -35,7 +35,12 @@ class LookupDiffersFromStoredForm(Rule):
     override, a `pre_save` receiver, a `@validates` method). A lookup whose key is transformed
     differently — anywhere in the project, also in a function that never writes — is reported
     at the outermost call where the value has a concrete origin (request or form data, a
-    configuration value, a parsed file), naming the write that decides the stored form.
+    configuration value, a parsed file), naming the write that decides the stored form. When
+    every write stores a constant (a literal, or a literal table of its module walked by a
+    loop), the stored keys are those strings: a lookup that lowercases or strips is reported
+    only if one of them is not already lowercase or stripped (that row is never found). A key
+    taken by loops from a table the function is given is its callers' to decide, like any
+    parameter.
 
     ## Why is this bad?
     The signup handler stores `alice@example.com`; the password-reset view looks up
@@ -112,6 +117,8 @@ class LookupDiffersFromStoredForm(Rule):
                     absorbs = lookup.absorbs | record.absorbs
                     stored = stored_form(record, absorbs, lookup.site)
                     looked_up = form_of(lookup.steps, absorbs)
+                    if stored is None and looked_up:
+                        yield from self._constants_missed(record, lookup, looked_up, registry)
                     if stored is None or looked_up is None or not forms_disagree(looked_up, stored[0]):
                         continue
                     form, evidence = stored
@@ -125,6 +132,43 @@ class LookupDiffersFromStoredForm(Rule):
                         f"the lookup misses rows stored the other way"),
                         (evidence.site, f"stored {describe(form)}"), "looked up", registry,
                         _fix(lookup, looked_up, form))
+
+
+    def _constants_missed(self, record: KeyRecord, lookup: KeyUse, looked_up: Form,
+                          registry: Registry) -> Iterator[ProjectFinding]:
+        """Every write stores a constant (a literal, a literal table of its module): the stored
+        keys are those strings. A lookup that lowercases or strips its key finds them only if
+        each one is already lowercase or stripped; one that is not is never found."""
+        writes = record.writes
+        if not writes or not all(w.constants for w in writes) or not any(elsewhere(w.site, lookup.site) for w in writes):
+            return
+        for write in writes:
+            missed = [c for c in write.constants if _transformed(looked_up, c) not in (None, c)]
+            if missed:
+                shown = ", ".join(repr(c) for c in missed[:3]) + (", ..." if len(missed) > 3 else "")
+                yield finding(self.CODE, lookup, (
+                    f"{record.target()} is stored only as constants, {shown} among them, by "
+                    f"{where(write.function, write.site, registry)} but looked up {describe(looked_up)} here by "
+                    f"{short(lookup.value_text)}; the lookup never finds {missed[0]!r}"),
+                    (write.site, f"stored as {missed[0]!r}"), "looked up", registry)
+                return
+
+
+# What the built-in steps of a form do to a string, by their canonical label.
+_STRING_STEPS: Dict[Tuple[str, str], Callable[[str], str]] = {
+    (CASE, "lower"): str.lower, (CASE, "casefold"): str.casefold, (CASE, "upper"): str.upper,
+    (WHITESPACE, ".strip()"): str.strip, (WHITESPACE, ".lstrip()"): str.lstrip, (WHITESPACE, ".rstrip()"): str.rstrip,
+}
+
+
+def _transformed(form: Form, value: str) -> Optional[str]:
+    """``value`` through the steps of ``form``; None when one of them is not a known string method."""
+    for step in sorted(form):
+        method = _STRING_STEPS.get(step)
+        if method is None:
+            return None
+        value = method(value)
+    return value
 
 
 def _fix(lookup: KeyUse, looked_up: Form, stored: Form) -> Optional[FixFacts]:

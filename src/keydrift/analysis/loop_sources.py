@@ -1,0 +1,170 @@
+"""Where a value bound by ``for`` loops comes from: the collection the outermost loop walks.
+
+``for group in fixture: for s in group[1]["settings"]: Setting(key=s[0])`` writes ``s[0]``,
+which is ``fixture`` -> each element -> ``[1]["settings"]`` -> each element -> ``[0]``. The
+project-wide registry asks this of a key written as given: when the walk starts at a parameter,
+the callers decide what is stored (a fixture table passed in, like any argument); when it starts
+at a literal table of the module, the stored keys are the table's strings, and they can be
+read off it (``literal_strings``).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+from keydrift.analysis import tree
+
+# A step of the walk: an index or dict key, or one of the words below.
+PathStep = Union[int, str]
+EACH = "[*]"  # every element (of a list, tuple, set; the keys of a dict)
+ITEMS, VALUES = "[*items]", "[*values]"  # every (key, value) pair, every value of a dict
+_ELEMENTS = frozenset({EACH, ITEMS, VALUES})
+_VIEWS = {"items": ITEMS, "keys": EACH, "values": VALUES}
+_MAX_LOOPS = 8  # nested loops followed back; more is not a table walk
+
+
+@dataclass(frozen=True)
+class LoopSource:
+    root: str  # the name the outermost loop walks
+    path: Tuple[PathStep, ...]  # from that collection to the value
+
+
+def walked_from(text: str, scope: ast.AST) -> Optional[LoopSource]:
+    """The collection a value written as ``text`` (an origin: ``s[0]``, ``fixture[*]``) is an
+    element of, through the loops of ``scope`` that bind its names; None when no loop binds it
+    or a step is not a plain index (a call, an attribute: a record's field, not a table's)."""
+    parsed = _parse(text)
+    if parsed is None:
+        return None
+    name, path = parsed
+    followed = 0
+    while True:
+        binding = _only_loop_binding(scope, name)
+        if binding is None:
+            break
+        iterable, within = binding
+        parsed = _walk_of(iterable)
+        if parsed is None or followed >= _MAX_LOOPS:
+            return None
+        name, path = parsed[0], parsed[1] + within + path
+        followed += 1
+    return LoopSource(name, path) if _ELEMENTS & set(path) else None
+
+
+def _parse(text: str) -> Optional[Tuple[str, Tuple[PathStep, ...]]]:
+    try:
+        node = ast.parse(text.replace("[*]", "[...]"), mode="eval").body
+    except (SyntaxError, ValueError):
+        return None
+    return _walk_of(node)
+
+
+def _walk_of(node: ast.expr) -> Optional[Tuple[str, Tuple[PathStep, ...]]]:
+    """``group[1]["settings"]`` as ("group", (1, "settings")); ``d.items()`` as ("d", (ITEMS,)):
+    a view's step reaches its elements already."""
+    path: List[PathStep] = []
+    view = ""
+    if _is_view(node):
+        view, node = _VIEWS[node.func.attr], node.func.value  # type: ignore[attr-defined]
+    while isinstance(node, ast.Subscript):
+        index = node.slice
+        if isinstance(index, ast.Constant) and index.value is Ellipsis:
+            path.append(EACH)
+        elif isinstance(index, ast.Constant) and isinstance(index.value, (int, str)) and not isinstance(index.value, bool):
+            path.append(index.value)
+        else:
+            return None
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return node.id, tuple(reversed(path)) + ((view,) if view else ())
+
+
+def _only_loop_binding(scope: ast.AST, name: str) -> Optional[Tuple[ast.expr, Tuple[PathStep, ...]]]:
+    """The iterable of the one loop that binds ``name`` in ``scope``, with the element step and
+    the place of the name in its target (``for k, v in d.items()``: v is ``(*items, 1)``); None
+    when no loop or more than one binding does."""
+    found: List[Tuple[ast.expr, Tuple[PathStep, ...]]] = []
+    for node in tree.walk(scope):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            place = _place(node.target, name)
+            if place is not None:
+                iterable = node.iter
+                each: Tuple[PathStep, ...] = () if _is_view(iterable) else (EACH,)
+                found.append((iterable, each + place))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(_place(t, name) is not None for t in targets):
+                return None
+    return found[0] if len(found) == 1 else None
+
+
+def _is_view(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _VIEWS \
+        and not node.args and not node.keywords
+
+
+def _place(target: ast.expr, name: str) -> Optional[Tuple[PathStep, ...]]:
+    if isinstance(target, ast.Name):
+        return () if target.id == name else None
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for index, element in enumerate(target.elts):
+            inner = _place(element, name)
+            if inner is not None:
+                return (index,) + inner
+    return None
+
+
+def module_tables(module: ast.Module) -> Dict[str, ast.expr]:
+    """Module-level names bound once to a literal list, tuple, set or dict."""
+    bound: Dict[str, List[ast.expr]] = {}
+    for statement in module.body:
+        if isinstance(statement, ast.Assign):
+            for target in statement.targets:
+                if isinstance(target, ast.Name):
+                    bound.setdefault(target.id, []).append(statement.value)
+    return {name: values[0] for name, values in bound.items()
+            if len(values) == 1 and isinstance(values[0], (ast.List, ast.Tuple, ast.Set, ast.Dict))}
+
+
+def literal_strings(table: ast.expr, path: Sequence[PathStep]) -> Optional[Tuple[str, ...]]:
+    """The strings ``path`` reaches in a literal table; None unless every value it reaches is one."""
+    nodes: List[ast.expr] = [table]
+    for step in path:
+        following: List[ast.expr] = []
+        for node in nodes:
+            reached = _step(node, step)
+            if reached is None:
+                return None
+            following.extend(reached)
+        nodes = following
+    if not nodes or not all(isinstance(n, ast.Constant) and isinstance(n.value, str) for n in nodes):
+        return None
+    return tuple(dict.fromkeys(n.value for n in nodes))  # type: ignore[attr-defined]
+
+
+def _step(node: ast.expr, step: PathStep) -> Optional[List[ast.expr]]:
+    if isinstance(node, ast.Dict):
+        keys = node.keys
+        if None in keys:  # ``{**other}``: not all of it is written here
+            return None
+        if step == EACH:
+            return list(keys)  # type: ignore[arg-type]
+        if step == VALUES:
+            return list(node.values)
+        if step == ITEMS:
+            return [ast.Tuple(elts=[k, v], ctx=ast.Load()) for k, v in zip(keys, node.values)]  # type: ignore[list-item]
+        for key, value in zip(keys, node.values):
+            if isinstance(key, ast.Constant) and key.value == step:
+                return [value]
+        return None
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        if any(isinstance(e, ast.Starred) for e in node.elts):
+            return None
+        if step == EACH:
+            return list(node.elts)
+        if isinstance(step, int) and not isinstance(node, ast.Set) and -len(node.elts) <= step < len(node.elts):
+            return [node.elts[step]]
+    return None
