@@ -144,8 +144,7 @@ def module_keys(analysis: Any, tree: ast.Module, path: str) -> ModuleKeys:
             use = _use(access, name, params, path, analysis.statement_of)
             if use is not None and use.origin is Origin.CONSTANT:
                 use = _literal(use)
-            elif use is not None and use.kind == WRITE and use.role != LOOKUP and not use.steps \
-                    and use.origin not in (Origin.PARAMETER, Origin.RECORD):
+            elif use is not None and not use.steps and use.origin not in (Origin.PARAMETER, Origin.RECORD):
                 use = _walked_table(use, scope, params, tables)
             if use is not None and use not in seen:
                 seen.add(use)
@@ -198,9 +197,9 @@ def _literal(use: KeyUse) -> KeyUse:
 def _walked_table(use: KeyUse, scope: ast.AST, params: Tuple[str, ...], tables: Dict[str, ast.expr]) -> KeyUse:
     """A key taken from a collection by loops (``for s in group[1]["settings"]: ... s[0]``) has
     the origin of the collection the outermost loop walks, whatever its variables are named: a
-    parameter's (the callers decide what is stored: a fixture table, like any argument) unless
-    the parameter's name says input, or a literal table of the module's, whose strings are the
-    keys stored (``constants``)."""
+    parameter's (the callers decide what is stored or looked up: a fixture table, like any
+    argument) unless the parameter's name says input, or a literal table of the module's, whose
+    strings are the keys stored (``constants``)."""
     source = loop_sources.walked_from(use.origin_text, scope)
     if source is None:
         return use
