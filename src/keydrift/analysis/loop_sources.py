@@ -11,6 +11,7 @@ read off it (``literal_strings``).
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
@@ -53,12 +54,20 @@ def walked_from(text: str, scope: ast.AST) -> Optional[LoopSource]:
     return LoopSource(name, path) if _ELEMENTS & set(path) else None
 
 
+_ORIGIN = re.compile(r"^([A-Za-z_]\w*)((?:\[(?:\*|-?\d+|\"[^\"\\]*\"|'[^'\\]*')\])*)$")
+_INDEX = re.compile(r"\[(\*|-?\d+|\"[^\"\\]*\"|'[^'\\]*')\]")
+
+
 def _parse(text: str) -> Optional[Tuple[str, Tuple[PathStep, ...]]]:
-    try:
-        node = ast.parse(text.replace("[*]", "[...]"), mode="eval").body
-    except (SyntaxError, ValueError):
+    """An origin's text as a name and plain indexes (``group[1]["settings"][*]``); None for
+    anything else (no parse: origins are read for every key of the project)."""
+    match = _ORIGIN.match(text)
+    if match is None:
         return None
-    return _walk_of(node)
+    path: List[PathStep] = []
+    for index in _INDEX.findall(match.group(2)):
+        path.append(EACH if index == "*" else int(index) if index[0] not in "\"'" else index[1:-1])
+    return match.group(1), tuple(path)
 
 
 def _walk_of(node: ast.expr) -> Optional[Tuple[str, Tuple[PathStep, ...]]]:
