@@ -85,13 +85,18 @@ def normalization_sites(facts: object) -> Iterator[Tuple[KeyAccess, Step]]:
 def derived_beside_source(access: KeyAccess, facts: object) -> bool:
     """The normalized value is stored next to the value it was made from, in another field of
     the same write (``create(title=t, slug=slugify(t))``): a derived column (a slug for URLs, a
-    sort key) is computed where the record is made, and the raw value is kept on purpose."""
+    sort key) is computed where the record is made, and the source is kept on purpose. The
+    source may be kept formatted for display (``full_name=n.strip().title()``) when its field
+    is no key: that formatting is presentation, not a key's normalization. A source kept in a
+    key field normalized by hand (``create(name=n.strip().lower(), slug=slugify(n))``) is not
+    kept raw: both are keys normalized outside the boundary."""
     if access.kind != WRITE or access.role != STORE:
         return False
+    keys = key_fields(facts)
     for other in getattr(facts, "accesses", ()):
         if other.node is access.node and other.call_id == access.call_id and other.field != access.field \
                 and other.kind == WRITE and other.value.origins & access.value.origins \
-                and not reaching_steps(other):
+                and ((other.entity, other.field) not in keys or not reaching_steps(other)):
             return True
     return False
 

@@ -46,7 +46,10 @@ class NormalizerOutsideBoundary(Rule):
     with a configured `boundary` every call outside it is KD201, also at a KD1 site, since the
     user declared where normalization lives. Zero-config, a normalized value stored next to the
     value it was made from, in another field of the same write (`create(title=t,
-    slug=slugify(t))`), is a derived column computed where the record is made, not reported.
+    slug=slugify(t))`), is a derived column computed where the record is made, not reported;
+    so is one whose source is kept formatted for display in a field that is no key
+    (`full_name=n.strip().title(), handle=slugify(n)`), but not one whose source is kept in a key
+    field normalized by hand (`name=n.strip().lower(), slug=slugify(n)`).
     Test code (a `tests`/`test`/`testing` package,
     `test_*.py`, `*_tests.py`, `tests.py`, `conftest.py`) is not inspected: tests normalize by
     hand to build fixtures and expected values.
