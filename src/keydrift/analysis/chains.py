@@ -105,6 +105,11 @@ class Context:
         """The entity of the project's user model (``get_user_model()``)."""
         return "User"
 
+    def managed_model(self) -> str:
+        """The model whose manager the enclosing class is (a manager or queryset class a model
+        of the module makes its ``objects`` from), or ""."""
+        return ""
+
     def model_alias(self, name: str) -> str:
         """The model a capitalized name stands for: ``UserModel = get_user_model()`` -> the user
         model; any other name is itself."""

@@ -16,7 +16,9 @@ from keydrift.analysis.tree import (
 )
 
 from keydrift.analysis import pairing, tree
-from keydrift.analysis.models import Constructor, Constructors, Derivations, Rewrite, constructor, model_facts
+from keydrift.analysis.models import (
+    Constructor, Constructors, Derivations, Rewrite, constructor, managed_models, model_facts,
+)
 from keydrift.analysis.chains import FORWARDED_FIELDS, forwarded_mappings
 from keydrift.analysis.accesses import (
     ChainInfo,
@@ -164,6 +166,8 @@ class ModuleInfo:
     constructors: Constructors = field(default_factory=dict)
     # module-level names bound to the user model: ``UserModel = get_user_model()``
     user_model_aliases: Set[str] = field(default_factory=set)
+    # manager/queryset class -> the one model of the module that makes its manager from it
+    managed_models: Dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -411,6 +415,9 @@ class FunctionWalker(Context):
 
     def enclosing_class(self) -> str:
         return self.class_name
+
+    def managed_model(self) -> str:
+        return self.module.managed_models.get(self.class_name, "")
 
     def user_model(self) -> str:
         if self.analysis is None:
@@ -1211,8 +1218,10 @@ def module_info(module: ast.Module) -> ModuleInfo:
             made = constructor(statement)
             if made is not None:
                 info.constructors[statement.name] = made
+    info.managed_models = managed_models(module)
     model_facts(module, info.rewrites, info.field_absorbs, info.derivations)
     return info
+
 
 
 def _is_string_literal(node: ast.expr) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 from keydrift.analysis import imports
 from keydrift.analysis.facts import Step, Value
@@ -20,6 +20,7 @@ from keydrift.analysis.tree import (
     FUNCTION_TYPES, FunctionNode, all_argument_values, is_elif, keyword_arg,
 )
 from keydrift.analysis.values import Evaluator, code, dotted_name, last_name
+from keydrift.frameworks import django_orm as django
 from keydrift.frameworks import schema
 
 # Methods that run whenever a record is stored.
@@ -388,3 +389,37 @@ def _class_facts(cls: ast.ClassDef, rewrites: Dict[Tuple[str, str], Rewrite],
                 rewrites[(entity, field_name)] = Rewrite(steps, f"{entity}.{node.name}()", node)
         for field_name, steps in _validator_rewrites(node):
             rewrites[(entity, field_name)] = Rewrite(steps, f"{entity}.{node.name}()", node)
+
+
+def managed_models(module: ast.Module) -> Dict[str, str]:
+    """Manager and queryset classes of the module -> the model that makes its manager from them
+    (``objects = PageManager()`` in ``class Page``). A class shared by two models manages no one
+    model: its ``self`` queries are left unread."""
+    found: Dict[str, str] = {}
+    shared: Set[str] = set()
+    for cls in module.body:
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        for small in cls.body:
+            if isinstance(small, ast.Assign) and any(isinstance(t, ast.Name) and django.is_manager(t.id)
+                                                     for t in small.targets):
+                for name in _manager_classes(small.value):
+                    if found.setdefault(name, cls.name) != cls.name:
+                        shared.add(name)
+    return {name: model for name, model in found.items() if name not in shared}
+
+
+def _manager_classes(value: ast.expr) -> List[str]:
+    """``PageManager()`` -> [PageManager]; ``PageQuerySet.as_manager()`` -> [PageQuerySet];
+    ``PageManager.from_queryset(PageQuerySet)()`` -> [PageManager, PageQuerySet]."""
+    if not isinstance(value, ast.Call):
+        return []
+    func = value.func
+    if isinstance(func, ast.Name):
+        return [func.id]
+    if isinstance(func, ast.Attribute) and func.attr == django.QUERYSET_AS_MANAGER and isinstance(func.value, ast.Name):
+        return [func.value.id]
+    if isinstance(func, ast.Call) and isinstance(func.func, ast.Attribute) \
+            and func.func.attr == django.MANAGER_FROM_QUERYSET and isinstance(func.func.value, ast.Name):
+        return [func.func.value.id] + [a.id for a in func.args if isinstance(a, ast.Name)]
+    return []

@@ -12,6 +12,24 @@ from typing import Dict, FrozenSet, Tuple
 # "objects" (``all_objects``, ``active_objects``).
 MANAGERS: FrozenSet[str] = frozenset({"objects", "_default_manager", "_base_manager", "query"})
 
+
+def is_manager(name: str) -> bool:
+    """``objects``, ``_default_manager``, ``query`` (Flask-SQLAlchemy), any ``*objects``."""
+    return name in MANAGERS or name.endswith("objects")
+
+
+# How a model class body makes its manager from a manager or queryset class of the module:
+# ``objects = PageManager()``, ``PageQuerySet.as_manager()``, ``PageManager.from_queryset(QS)()``.
+MANAGER_FROM_QUERYSET = "from_queryset"
+QUERYSET_AS_MANAGER = "as_manager"
+
+# The first call of a chain on a manager's or queryset's own ``self`` (or on
+# ``super().get_queryset()``) that makes it a query of the model it manages.
+MANAGER_SELF_METHODS: FrozenSet[str] = frozenset({
+    "get_queryset", "all", "filter", "exclude", "get", "get_or_create", "update_or_create", "create",
+    "aget", "aget_or_create", "aupdate_or_create", "acreate",
+})
+
 # Methods whose keyword arguments (and Q(...) arguments) are lookups.
 LOOKUP_METHODS: FrozenSet[str] = frozenset({
     "filter", "exclude", "get", "get_or_none", "filter_by", "get_or_create", "update_or_create",

@@ -28,12 +28,30 @@ def recognize_chain(chain: Chain) -> Union[ChainInfo, None, Stop]:
     if chain.base is not None and is_model_name(base_name) and is_manager(chain.first) \
             and not _session_query(chain):
         return model_chain(chain.reader, chain.ctx.model_alias(base_name), chain.links)
+    managed = _managed_query(chain)
+    if managed is not None:
+        return managed
     if chain.first_call is not None and is_model_name(chain.first) and chain.base is None:
         if len(chain.links) > 1 and chain.links[1][0] in django.SAVE_METHODS:
             chain.reader.instance_writes([chain.first_call])
             return ChainInfo(chain.first)
         return STOP
     return None
+
+
+def _managed_query(chain: Chain) -> Optional[ChainInfo]:
+    """``self.filter(url=u)`` / ``self.get_queryset().get(...)`` / ``super().get_queryset()...``
+    in a manager or queryset class that a model of the module makes its manager from: a query
+    of that model, as ``Page.objects.filter(url=u)`` is."""
+    links = chain.links
+    if chain.base is None and chain.first == "super" and len(links) > 1:
+        links = links[1:]  # super().get_queryset()
+    elif chain.base_name != "self":
+        return None
+    model = chain.ctx.managed_model()
+    if not model or links[0][0] not in django.MANAGER_SELF_METHODS or links[0][1] is None:
+        return None
+    return model_chain(chain.reader, model, links)
 
 
 def _session_query(chain: Chain) -> bool:

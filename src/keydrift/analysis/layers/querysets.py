@@ -32,12 +32,8 @@ from keydrift.analysis.facts import DEFAULTS, LOOKUP, NORMALIZER, READ, STORE, W
 from keydrift.analysis.pairing import steps_not_applied
 from keydrift.analysis.values import code, dotted_name, last_name
 from keydrift.frameworks import django_orm as django
+from keydrift.frameworks.django_orm import is_manager
 from keydrift.frameworks import sqlalchemy_orm as sqla
-
-
-def is_manager(name: str) -> bool:
-    """``objects``, ``_default_manager``, ``query`` (Flask-SQLAlchemy), any ``*objects``."""
-    return name in django.MANAGERS or name.endswith("objects")
 
 
 def parse_lookup(name: str, entity: str, ctx: Context) -> Optional[Tuple[str, FrozenSet[str], bool]]:
