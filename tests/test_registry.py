@@ -248,6 +248,8 @@ def test_module_facts_round_trip_through_json(project):
     ("owner.secondary_emails[*]", (), Origin.RECORD),
     ('request.json["emails"][*]', ("request",), Origin.INPUT),
     ("addresses[*]", (), Origin.LOCAL),
+    ("self._locations[*]", ("self",), Origin.LOCAL),  # kept by the object, not read from a record
+    ("field.data[*].email", ("self", "field"), Origin.RECORD),  # a field of the objects a list holds
 ])
 def test_origins_are_classified(text, params, expected):
     assert classify({text}, params)[0] is expected

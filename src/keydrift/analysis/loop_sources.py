@@ -21,7 +21,6 @@ from keydrift.analysis import tree
 PathStep = Union[int, str]
 EACH = "[*]"  # every element (of a list, tuple, set; the keys of a dict)
 ITEMS, VALUES = "[*items]", "[*values]"  # every (key, value) pair, every value of a dict
-_ELEMENTS = frozenset({EACH, ITEMS, VALUES})
 _VIEWS = {"items": ITEMS, "keys": EACH, "values": VALUES}
 _MAX_LOOPS = 8  # nested loops followed back; more is not a table walk
 
@@ -33,9 +32,9 @@ class LoopSource:
 
 
 def walked_from(text: str, scope: ast.AST) -> Optional[LoopSource]:
-    """The collection a value written as ``text`` (an origin: ``s[0]``, ``fixture[*]``) is an
-    element of, through the loops of ``scope`` that bind its names; None when no loop binds it
-    or a step is not a plain index (a call, an attribute: a record's field, not a table's)."""
+    """The collection a value written as ``text`` (an origin: ``s[0]``) is an element of, through
+    the loops of ``scope`` that bind its names; None when no loop binds it or a step is not a
+    plain index (a call, an attribute: a record's field, not a table's)."""
     parsed = _parse(text)
     if parsed is None:
         return None
@@ -51,7 +50,7 @@ def walked_from(text: str, scope: ast.AST) -> Optional[LoopSource]:
             return None
         name, path = parsed[0], parsed[1] + within + path
         followed += 1
-    return LoopSource(name, path) if _ELEMENTS & set(path) else None
+    return LoopSource(name, path) if followed else None
 
 
 _ORIGIN = re.compile(r"^([A-Za-z_]\w*)((?:\[(?:\*|-?\d+|\"[^\"\\]*\"|'[^'\\]*')\])*)$")

@@ -253,11 +253,22 @@ def classify(origins: Iterable[str], params: Tuple[str, ...]) -> Tuple[Origin, s
 
 
 _ATTRIBUTE_CHAIN = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
+# an attribute of an element of a collection: elements with attributes are objects (records,
+# principals), not values as a client sent them (those are strings, or mappings: ``[*]["email"]``)
+_ELEMENT_FIELD = re.compile(r"\[\*\](?:\.[A-Za-z_]\w*)+$")
 
 
 def _classify_one(text: str, params: Tuple[str, ...]) -> Origin:
-    while text.endswith("[*]"):  # an element of a collection comes from where the collection does:
-        text = text[:-3]         # ``in_(user.all_emails)`` is a record's field, not a local value
+    if _ELEMENT_FIELD.search(text):
+        return Origin.RECORD  # ``for user in form.users.data: ... user.email``: an object's field
+    collection = text
+    while collection.endswith("[*]"):
+        collection = collection[:-3]
+    if collection.split(".", 1)[0] not in ("self", "cls") or collection.startswith(_RECORD_PATHS):
+        # an element of a collection comes from where the collection does: ``in_(user.all_emails)``
+        # is a record's field; one the object keeps (``self._locations``, parsed from a request
+        # path) is not taken for a record as ``self.email`` is
+        text = collection
     if text.startswith(_RECORD_PATHS):
         return Origin.RECORD  # ``request.user.email``: the logged-in user's row
     if _ATTRIBUTE_CHAIN.match(text) and text.split(".", 1)[0] in params:
