@@ -130,9 +130,11 @@ def _analyze(module: ast.Module, lines: Sequence[str], project: ProjectIndex, fi
     raw: List[RawFinding] = []
     with project.module_frame(module_name, file, source_digest) as deps:
         with stage("analysis"):
-            analysis = analyze(module, path, config, project, module_name, is_package, file)
-            facts = analysis.facts() if has_database else ModuleFacts(module, path, config, analysis.info,
-                                                                     analysis=analysis)
+            # a module summarized for an importer earlier in this process is not walked again
+            analysis = project.take_analysis(file, source_digest, module, module_name, is_package, config) \
+                or analyze(module, path, config, project, module_name, is_package, file)
+            facts = analysis.facts(path) if has_database else ModuleFacts(module, path, config, analysis.info,
+                                                                         analysis=analysis)
         with stage("rules"):
             for rule in ALL_RULES:
                 if rule_selected(rule.CODE, config):

@@ -106,6 +106,7 @@ class ModuleAnalysis:
         self.statement_of: Dict[int, ast.AST] = {}  # filled by the walkers: id(access node) -> statement
         self.summaries: Dict[str, Optional[FunctionSummary]] = {}
         self.in_progress: Set[str] = set()
+        self._facts: Optional[ModuleFacts] = None
 
     # -- walking and summaries --------------------------------------------------------------
 
@@ -141,15 +142,21 @@ class ModuleAnalysis:
         self.summaries[name] = summary
         return summary
 
-    def facts(self) -> ModuleFacts:
-        facts = ModuleFacts(self.module, self.path, self.config, self.info, analysis=self)
-        for name in ["<module>", *self.units]:
-            walker = self.walker(name)
-            facts.accesses.extend(walker.accesses)
-            scope = self.units[name].node if name in self.units else self.module
-            facts.mismatches.extend(pairing.mismatches(walker.accesses + walker.underived_keys(), walker.row_reads, scope))
-            facts.mismatches.extend(walker.extra_mismatches)
-        return facts
+    def facts(self, path: str = "") -> ModuleFacts:
+        """The module's facts for the rules, ``path`` naming the module in them (default: the
+        analysis's). Computed once: the project index computes them when it summarizes a module
+        for an importer (walking in this order, as a check would), and the module's own check
+        takes them over."""
+        if self._facts is None:
+            facts = ModuleFacts(self.module, self.path, self.config, self.info, analysis=self)
+            for name in ["<module>", *self.units]:
+                walker = self.walker(name)
+                facts.accesses.extend(walker.accesses)
+                scope = self.units[name].node if name in self.units else self.module
+                facts.mismatches.extend(pairing.mismatches(walker.accesses + walker.underived_keys(), walker.row_reads, scope))
+                facts.mismatches.extend(walker.extra_mismatches)
+            self._facts = facts
+        return self._facts if not path or path == self._facts.path else replace(self._facts, path=path)
 
     # -- models defined elsewhere -----------------------------------------------------------
 

@@ -968,6 +968,8 @@ class ResultReader(NormalizerReader):
 
 
 def _stripped_results(module: ast.Module, config: Config, names: UrlParseNames) -> Iterator[Defect]:
+    if not _may_call_rstrip(tree.current_source_lines()):
+        return
     previous: Optional[Dict[ast.stmt, Optional[ast.stmt]]] = None
     for qualified, node in qualified_functions(module.body, ""):
         if is_normalizer(node.name, config) or not _strips_slash(node):
@@ -1060,6 +1062,13 @@ def _block_indent(block: List[ast.stmt], lines: Sequence[str]) -> Optional[int]:
     line = lines[block[0].lineno - 1]
     before = line.encode("utf-8")[:block[0].col_offset].decode("utf-8", "replace")
     return len(before) if not before.strip() else None
+
+
+def _may_call_rstrip(lines: Optional[Sequence[str]]) -> bool:
+    """False when no function can call ``rstrip``: the module's text (ASCII, so no identifier
+    is spelled otherwise and normalized to it) never says it. Looking costs far less than
+    walking every function."""
+    return lines is None or any("rstrip" in line or not line.isascii() for line in lines)
 
 
 def _strips_slash(function: FunctionNode) -> bool:

@@ -37,6 +37,8 @@ from keydrift.types import Config
 # Parsed modules kept in memory, by their lines: a checked file is often imported by the next
 # ones, and the other way round.
 _TREE_LINES_KEPT = 40_000
+# Analyses of modules summarized for an importer, kept for the modules' own checks.
+_ANALYSIS_LINES_KEPT = 40_000
 
 
 class ProjectIndex:
@@ -57,6 +59,13 @@ class ProjectIndex:
         self.recordings: List[Dict[str, str]] = []
         self.trees: "OrderedDict[Tuple[str, str], Tuple[ast.Module, int]]" = OrderedDict()
         self.tree_lines = 0
+        # modules analyzed for an importer, until their own check takes the analysis over:
+        # (file, digest) -> (analysis, is_package, what the analysis consulted, lines)
+        self.analyses: "OrderedDict[Tuple[str, str], Tuple[Any, bool, Dict[str, str], int]]" = OrderedDict()
+        self.analysis_lines = 0
+        # ids of the dependency maps of frames in ``building`` whose analysis saw an import
+        # cycle cut short (an importer still being built exports nothing yet)
+        self.cut_frames: Set[int] = set()
         # configured wrappers and normalizers are vocabulary too
         self.gate_words = tuple(called_name(entry) for entry in (*config.readers, *config.writers, *config.tables, *config.normalizers))
         # keydrift's own code is part of the key: summaries change when the analysis does
@@ -131,8 +140,8 @@ class ProjectIndex:
         self.recordings.append(deps)
         try:
             yield deps
-        finally:
-            self.recordings.remove(deps)
+        finally:  # by identity: nested recordings may hold equal maps
+            del self.recordings[max(i for i, r in enumerate(self.recordings) if r is deps)]
 
     def _record(self, deps: Dict[str, str]) -> None:
         for recording in self.recordings:
@@ -214,8 +223,12 @@ class ProjectIndex:
                 self.building[-1][1].update(known[0])
             self._record(known[0])
             return known[1]
-        if any(name == module_name for name, _ in self.building) or digest is None:
-            return EMPTY_EXPORT  # an import cycle, or an unreadable file
+        if digest is None:
+            return EMPTY_EXPORT  # an unreadable file
+        cycle = [index for index, (name, _) in enumerate(self.building) if name == module_name]
+        if cycle:  # an import cycle: the modules built above the importer see it export nothing
+            self.cut_frames.update(id(deps) for _, deps in self.building[cycle[0] + 1:])
+            return EMPTY_EXPORT
         deps, export = self._load_or_build(module_name, path, digest)
         self.modules[path] = (deps, export)
         self._record(deps)
@@ -237,6 +250,7 @@ class ProjectIndex:
             export = self._build(module_name, path)
         finally:
             _, deps = self.building.pop()
+            self.cut_frames.discard(id(deps))
         if self.building:
             self.building[-1][1].update(deps)
         self.cache.store(key, {"module": module_name, "deps": deps, **export.to_json()})
@@ -262,10 +276,40 @@ class ProjectIndex:
         except (OSError, SourceRejected, SourceError, RecursionError, UnicodeDecodeError, ValueError):
             return EMPTY_EXPORT
         relative = os.path.relpath(path, self.root).replace(os.sep, "/")
-        with source_lines(physical_lines(text)):  # the importer's own lines come back after it
-            analysis = ModuleAnalysis(module, relative, self.config, self, module_name,
-                                      os.path.basename(path) == "__init__.py", path)
-            return _export_of(analysis, module, path, relative)
+        is_package = os.path.basename(path) == "__init__.py"
+        with source_lines(physical_lines(text)), self.recording() as consulted:  # the importer's lines come back after it
+            analysis = ModuleAnalysis(module, relative, self.config, self, module_name, is_package, path)
+            analysis.facts()  # walks as the module's own check would, which can then take it over
+            export = _export_of(analysis, module, path, relative)
+        if id(self.building[-1][1]) not in self.cut_frames:
+            self._keep_analysis((path, _digest(data)), analysis, is_package, consulted, text.count("\n") + 1)
+        return export
+
+    def _keep_analysis(self, key: Tuple[str, str], analysis: Any, is_package: bool, consulted: Dict[str, str],
+                       lines: int) -> None:
+        self.analyses[key] = (analysis, is_package, dict(consulted), lines)
+        self.analysis_lines += lines
+        while self.analysis_lines > _ANALYSIS_LINES_KEPT and self.analyses:
+            self.analysis_lines -= self.analyses.popitem(last=False)[1][3]
+
+    def take_analysis(self, path: str, digest: str, tree: ast.Module, module_name: str, is_package: bool,
+                      config: Config) -> Any:
+        """The analysis of a module built for an importer, if the module's check may use it in
+        place of its own: the same tree, name and configuration, and built where no import
+        cycle was cut short. What that analysis consulted counts as consulted now."""
+        kept = self.analyses.pop((os.path.normpath(os.path.abspath(path)), digest), None)
+        if kept is None:
+            return None
+        analysis, kept_package, consulted, lines = kept
+        self.analysis_lines -= lines
+        if analysis.module is not tree or analysis.module_name != module_name or kept_package != is_package \
+                or analysis.config != config:
+            return None
+        if self.building:
+            self.building[-1][1].update((p, d) for p, d in consulted.items() if not p.startswith("dir:"))
+        self._record(consulted)
+        count("analyses reused")
+        return analysis
 
 
 def _export_of(analysis: Any, tree: ast.Module, path: str, relative: str) -> "ModuleExport":

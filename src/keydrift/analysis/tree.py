@@ -11,7 +11,7 @@ import io
 import tokenize
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -25,11 +25,42 @@ _LEAF_TYPES = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryo
 _SOURCE_LINES: ContextVar[Optional[Sequence[str]]] = ContextVar("keydrift_source_lines", default=None)
 
 
-def child_nodes(node: ast.AST) -> Iterator[ast.AST]:
-    """The syntactic children of a node, in field order (source order), without operators."""
-    for child in ast.iter_child_nodes(node):
-        if not isinstance(child, _LEAF_TYPES):
-            yield child
+# Fields that never hold a child worth visiting: operator and context leaves, and names,
+# numbers and flags (``Name.id``, ``Attribute.attr``, ``ImportFrom.level``). Skipping them
+# without a look is most of what makes this faster than ``ast.iter_child_nodes``, and every
+# reader's traversal goes through here.
+_SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "module", "level", "kind", "type_comment",
+                             "is_async", "conversion", "asname", "simple", "tag"})
+_CHILD_FIELDS: Dict[type, Tuple[str, ...]] = {}
+
+
+def _child_fields(kind: type) -> Tuple[str, ...]:
+    fields = _CHILD_FIELDS.get(kind)
+    if fields is None:
+        skipped = _SKIPPED_FIELDS
+        if kind is ast.Constant:
+            skipped = skipped | {"value"}  # a literal's value is never a node
+        if kind.__name__ != "TypeAlias":  # ``type X = ...`` (3.12): its name is a Name node
+            skipped = skipped | {"name"}
+        fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in skipped)  # type: ignore[attr-defined]
+    return fields
+
+
+def child_nodes(node: ast.AST) -> List[ast.AST]:
+    """The syntactic children of a node, in field order (source order), without operators
+    (``ast.iter_child_nodes`` without its generators and without looking at scalar fields)."""
+    children: List[ast.AST] = []
+    for name in _child_fields(type(node)):
+        value = getattr(node, name, None)
+        if value is None:
+            continue
+        if type(value) is list:
+            for item in value:
+                if isinstance(item, ast.AST) and not isinstance(item, _LEAF_TYPES):
+                    children.append(item)
+        elif isinstance(value, ast.AST) and not isinstance(value, _LEAF_TYPES):
+            children.append(value)
+    return children
 
 
 _MAPPING_PATTERN = tuple(t for t in (getattr(ast, "MatchMapping", None),) if t is not None)  # 3.10+
@@ -48,7 +79,7 @@ def source_order_children(node: ast.AST) -> List[ast.AST]:
         for key, value in zip(node.keys, node.values):
             ordered.extend((value,) if key is None else (key, value))
         return ordered
-    children = list(child_nodes(node))
+    children = child_nodes(node)
     if isinstance(node, ast.Call) and node.keywords and node.args or isinstance(node, ast.arguments):
         head = children[:1] if isinstance(node, ast.Call) else []  # the function comes first
         rest = children[len(head):]
@@ -73,7 +104,7 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(reversed(list(child_nodes(current))))
+        stack.extend(reversed(child_nodes(current)))
 
 
 def string_literal(node: Optional[ast.AST]) -> Optional[str]:
