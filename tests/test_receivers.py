@@ -38,8 +38,10 @@ def test_methods_belong_to_the_class_indented_above_them():
     text = ("class A:\n    def add_user(self):\n        pass\n"
             "    class Meta:\n        def meta_thing(self):\n            pass\n"
             "def free(self):\n    pass\n"
-            "class B:\n    async def find_user(self, x):\n        pass\n")
-    assert list(receivers._methods(text)) == ["A.add_user", "Meta.meta_thing", "B.find_user"]
+            "class B:\n    async def find_user(self, x):\n        pass\n"
+            "    async def add_user_address(\n        self,\n        address: str,\n    ) -> None:\n        pass\n"
+            "def not_a_method(\n    user,\n):\n    pass\n")
+    assert list(receivers._methods(text)) == ["A.add_user", "Meta.meta_thing", "B.find_user", "B.add_user_address"]
 
 
 def test_index_finds_methods_defined_once_and_skips_what_is_not_a_regular_file(tmp_path):
@@ -61,4 +63,28 @@ def test_index_finds_methods_defined_once_and_skips_what_is_not_a_regular_file(t
     assert sorted(index.owners["find_user"]) == [("app.other", "Other.find_user"), ("app.store", "Store.find_user")]
     assert index.database == frozenset({"add_user"})  # find_user has two owners
     assert receivers.unique_method(str(tmp_path), "find_user", str) is None
+    receivers.forget()
+
+
+def test_mentioned_counts_calls_references_and_strings_but_not_definitions(tmp_path):
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "pool.py").write_text(
+        "class Pool:\n"
+        "    async def add_pusher(\n        self, key\n    ):\n"
+        "        await self.store.add_pusher(key)\n"  # delegation to the object the class holds
+        "    def start(self):\n        self.spawn(self._run)\n"
+        "    def _run(self):\n        pass\n"
+        "    def by_name(self):\n        pass\n"
+        "class Client:\n"
+        "    def go(self):\n        return self.pool.start()\n")
+    (tmp_path / "app" / "routes.py").write_text("ROUTES = {'by_name': 'app.pool.Pool'}\n")
+    receivers.forget()
+    root = str(tmp_path)
+    home = os.path.normpath(str(tmp_path / "app" / "pool.py"))
+    assert not receivers.mentioned(root, "add_pusher", home, "Pool")  # defined, and delegated by its own class
+    assert receivers.mentioned(root, "add_pusher")  # without knowing whose class: the delegation may be a call
+    assert receivers.mentioned(root, "start", home, "Pool")  # called through another object elsewhere
+    assert receivers.mentioned(root, "_run", home, "Pool")  # a reference handed on
+    assert receivers.mentioned(root, "by_name", home, "Pool")  # a string naming it
+    assert not receivers.mentioned(root, "never_defined_anywhere")
     receivers.forget()

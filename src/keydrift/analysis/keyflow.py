@@ -39,7 +39,7 @@ from keydrift.analysis.payloads import Copy, loop_copy, update_copy
 from keydrift.analysis.rows import RowSource, chain_rows, is_execute, row_calls, sql_rows
 from keydrift.analysis.stores import is_store, subscript_access
 from keydrift.analysis.tablecalls import emit_table_access
-from keydrift.analysis.values import Evaluator, code, dotted_name, fresh, is_remote
+from keydrift.analysis.values import Evaluator, code, dotted_name, unpacked_element, fresh, is_remote
 from keydrift.budget import check_budget
 from keydrift.frameworks.schema import natural_key_kind
 from keydrift.frameworks import django_orm as django
@@ -561,12 +561,15 @@ class FunctionWalker(Context):
             self.bind(target.id, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
             names = tree.elements(target)
+            unpacked = self.unpacked(names, value)
             for element in names:
                 self.forget_target(element)
+            self.state.values.update(unpacked)
             self.unpack_parts(names, value)
             chain = self.record_source(value)
             if chain is not None and chain.single_record and names and isinstance(names[0], ast.Name):
                 self.state.records[names[0].id] = Record(chain.entity, {k.field: k.value for k in chain.lookups})
+                self.state.values.pop(names[0].id, None)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
             self.assign_field(target.value.id, target.attr, value, statement)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Attribute):
@@ -584,6 +587,29 @@ class FunctionWalker(Context):
                 index = single_index(target)
                 if index is not None:
                     self.fill_item(target.value.id, index, value)
+
+    def unpacked(self, targets: Sequence[ast.expr], value: ast.expr) -> Dict[str, Value]:
+        """What a parameter rebound by ``a, b = ...`` holds (``name, hash = found``: a field of
+        the lookup's result, no longer the caller's argument), evaluated before any name is
+        bound (``a, b = b, a``). Other names stay values of their own, known by their name."""
+        params = self.parameter_names()
+        if not any(isinstance(t, ast.Name) and t.id in params for t in targets):
+            return {}
+        if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(targets) \
+                and not any(isinstance(e, ast.Starred) for e in (*targets, *value.elts)):
+            return {t.id: self.eval(v) for t, v in zip(targets, value.elts) if isinstance(t, ast.Name) and t.id in params}
+        base = self.eval(value)
+        found = {}
+        for index, target in enumerate(targets):
+            if isinstance(target, ast.Starred):
+                break
+            if isinstance(target, ast.Name) and target.id in params:
+                found[target.id] = unpacked_element(base, f"{code(value)}[{index}]", index)
+        return found
+
+    def parameter_names(self) -> Tuple[str, ...]:
+        unit = getattr(self.analysis, "units", {}).get(self.function)
+        return tuple(getattr(unit, "params", ()) or ())
 
     def unpack_parts(self, targets: Sequence[ast.expr], value: ast.expr) -> None:
         """``scheme, _, rest = url.partition("://")``: each name keeps a part of the key."""

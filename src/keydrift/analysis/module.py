@@ -290,7 +290,10 @@ class ModuleAnalysis:
             return self._external(self.imports[dotted][0], method, label)
         class_name = self._receiver_class(owner, walker)
         found = self._method_of_class(class_name, method, label) if class_name else None
-        return found or self._only_definition(method, label)
+        # ``self.store.save_user()`` in a class's own ``save_user``: a delegation to the object
+        # it holds, never the method itself (whose summary is the one being made)
+        held = isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name) and owner.value.id == "self"
+        return found or self._only_definition(method, label, walker.class_name if held else "")
 
     def _class_of_variable(self, name: str, walker: FunctionWalker) -> str:
         """A variable bound to ``Repo(...)``, or a parameter annotated ``Repo``."""
@@ -365,18 +368,22 @@ class ModuleAnalysis:
         index = method_index(self.project.root, self.project.module_name_of)  # type: ignore[attr-defined]
         return index.user_model or DEFAULT_USER_MODEL
 
-    def _only_definition(self, method: str, label: str) -> Optional[Resolved]:
+    def _only_definition(self, method: str, label: str, holder: str = "") -> Optional[Resolved]:
         """A receiver nothing explains: the project's only class defining a distinctively named
-        method (``store.add_threepid()``)."""
+        method (``store.add_threepid()``), unless that class is ``holder``, the class whose
+        attribute the receiver is."""
         if not resolvable_by_name(method):
             return None
         if self.project is None:
             owners = [name for name in self.units if name.count(".") == 1 and name.endswith("." + method)]
+            owners = [name for name in owners if name.split(".", 1)[0] != holder]
             return self._local(owners[0], label) if len(owners) == 1 else None
         found = unique_method(self.project.root, method, self.project.module_name_of)  # type: ignore[attr-defined]
         if found is None:
             return None
         module, qualified = found
+        if module == self.module_name and qualified.split(".", 1)[0] == holder:
+            return None
         if module == self.module_name:
             return self._local(qualified, label)
         return self._external(module, qualified, label)

@@ -34,7 +34,7 @@ _MAX_INDEXED_DIRECTORIES = 5_000
 _MAX_FILE_BYTES = 2_000_000
 _SKIPPED_DIRECTORIES = frozenset({"__pycache__", "node_modules", "venv", "build", "dist", "site-packages"})
 _CLASS = re.compile(r"^([ \t]*)class[ \t]+(\w+)", re.M)
-_METHOD = re.compile(r"^([ \t]+)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\([ \t]*(?:self|cls)\b", re.M)
+_METHOD = re.compile(r"^([ \t]+)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(\s*(?:self|cls)\b", re.M)
 
 
 @dataclass
@@ -173,6 +173,81 @@ def block(statements: Sequence[ast.stmt], header: Optional[ast.AST] = None) -> S
     return () if on_header else statements
 
 
+# -- names the project mentions ----------------------------------------------------------------
+
+_TEXTS: Dict[str, Optional[List[Tuple[str, str]]]] = {}  # root -> (file, text) of its modules; None: too large
+_MENTIONED: Dict[Tuple[str, str, str, str], bool] = {}
+_MAX_KEPT_BYTES = 64_000_000
+
+
+def mentioned(root: str, name: str, home: str = "", owner: str = "") -> bool:
+    """Whether a module of the project names ``name`` anywhere but where it defines it
+    (``def name(``): a call, a reference passed on, a string naming it. In ``owner``'s body in
+    the file ``home``, ``self.store.name(...)`` is the class delegating to another object's
+    method of the same name, not a call of its own. A project too large to read again counts
+    every name as mentioned (the answer that claims nothing)."""
+    key = (root, name, home, owner)
+    if key not in _MENTIONED:
+        texts = _project_texts(root)
+        _MENTIONED[key] = texts is None or any(
+            _names(text, name, _class_span(text, owner) if path == home and owner else None)
+            for path, text in texts)
+    return _MENTIONED[key]
+
+
+def _project_texts(root: str) -> Optional[List[Tuple[str, str]]]:
+    if root not in _TEXTS:
+        texts: Optional[List[Tuple[str, str]]] = []
+        size = 0
+        for path in _python_files(root):
+            text = _read_regular_file(path)
+            size += len(text or "")
+            if size > _MAX_KEPT_BYTES:
+                texts = None
+                break
+            if text is not None:
+                texts.append((os.path.normpath(path), text))  # type: ignore[union-attr]
+        _TEXTS[root] = texts
+    return _TEXTS[root]
+
+
+_DELEGATION = re.compile(r"\bself\.\w+\.\s*$")
+
+
+def _names(text: str, name: str, delegating: Optional[Tuple[int, int]]) -> bool:
+    """The word ``name`` in the text, other than after ``def`` (and, inside the ``delegating``
+    span, other than as ``self.<attribute>.name``)."""
+    start = text.find(name)
+    while start >= 0:
+        end = start + len(name)
+        whole = (start == 0 or not _word_char(text[start - 1])) and (end == len(text) or not _word_char(text[end]))
+        before = text[max(0, start - 80):start]
+        if whole and not before.rstrip().endswith("def") and not (
+                delegating and delegating[0] <= start < delegating[1] and _DELEGATION.search(before)):
+            return True
+        start = text.find(name, end)
+    return False
+
+
+def _class_span(text: str, owner: str) -> Optional[Tuple[int, int]]:
+    """Where the body of class ``owner`` is in the text: up to the next line indented no deeper
+    than its ``class`` statement."""
+    for match in _CLASS.finditer(text):
+        if match.group(2) != owner:
+            continue
+        indent = len(match.group(1).expandtabs())
+        after = text.find("\n", match.end())
+        for line in re.finditer(r"^([ \t]*)\S", text[after + 1:] if after >= 0 else "", re.M):
+            if len(line.group(1).expandtabs()) <= indent:
+                return match.start(), after + 1 + line.start()
+        return match.start(), len(text)
+    return None
+
+
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
 # -- the project's methods, by name ------------------------------------------------------------
 
 @dataclass
@@ -193,6 +268,8 @@ _CALLED_METHOD = re.compile(r"\.([A-Za-z_]\w*)\s*\(")
 
 def forget() -> None:
     _METHOD_INDEXES.clear()
+    _TEXTS.clear()
+    _MENTIONED.clear()
 
 
 def method_index(root: str, module_of: Callable[[str], str]) -> MethodIndex:

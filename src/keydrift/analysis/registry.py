@@ -16,6 +16,7 @@ The KD108-KD110 rules read it (see docs/design.md, "Project-wide key registry").
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
@@ -27,6 +28,7 @@ from keydrift.analysis.facts import (
 )
 from keydrift.analysis import loop_sources
 from keydrift.analysis.pairing import canonical_step
+from keydrift.analysis.receivers import mentioned
 from keydrift.analysis.summaries import parameter_of
 from keydrift.types import FixFacts
 
@@ -377,6 +379,10 @@ class KeyRecord:
     writes: List[KeyUse] = field(default_factory=list)
     rewrites: List[ModelRewrite] = field(default_factory=list)
     absorbs: FrozenSet[str] = frozenset()
+    # helpers that transform the key they are given, every caller's value stored through them
+    # as it was passed (``add_threepid(address)`` lowercases, the servlets call it): they decide
+    # the stored form, wherever their callers are
+    deciders: List[KeyUse] = field(default_factory=list)
 
     def target(self) -> str:
         return f"{self.entity}.{self.field}"
@@ -404,8 +410,18 @@ class Registry:
             if len({tuple(r.steps) for r in found}) == 1:  # two models of one name that disagree: unknown
                 self._record(entity, name).rewrites.extend(found)
         for record in self.records.values():
-            record.writes = _outermost(record.writes)
+            writes = record.writes
+            record.writes = _outermost(writes)
             record.lookups = _outermost(record.lookups)
+            record.deciders = _deciders(writes, record.writes)
+
+    def uncalled(self, use: KeyUse) -> bool:
+        """Whether nothing in the project names the function of ``use`` (but its definition):
+        no call, no reference handed to a dispatcher, no string. Read from the project's files
+        (``receivers.mentioned``), so only asked of the few uses a finding depends on."""
+        owner, _, name = use.function.rpartition(".")
+        home = os.path.normpath(os.path.join(self.root, use.site.path))
+        return bool(self.root) and not mentioned(self.root, name, home, owner.rsplit(".", 1)[-1])
 
     def _record(self, entity: str, name: str) -> KeyRecord:
         key = (entity, name)
@@ -435,6 +451,21 @@ def _outermost(uses: List[KeyUse]) -> List[KeyUse]:
     return [u for u in uses if u not in forwarded]
 
 
+def _deciders(writes: List[KeyUse], outermost: List[KeyUse]) -> List[KeyUse]:
+    """The writes ``_outermost`` dropped that transform their parameter themselves, when every
+    caller's use passes through with no step of its own."""
+    kept = set(outermost)
+    found = []
+    for use in writes:
+        if use in kept or use.origin is not Origin.PARAMETER or not use.steps:
+            continue
+        callers = [c for c in outermost if c.chain[1:] == use.chain and c.chain
+                   and c.chain[0][1].endswith(f"{use.site.path}:{use.site.line}")]
+        if callers and all(c.steps == use.steps for c in callers):
+            found.append(use)
+    return found
+
+
 def opaque_origin(use: KeyUse) -> bool:
     """A value made by a call the analysis cannot see into (``secrets.token_hex(4)``,
     ``email.split("@")[0]``): its form is unknown. ``data.get("email")`` is data, not a call."""
@@ -454,6 +485,20 @@ def evidence(record: KeyRecord) -> List[Evidence]:
         if form_of(rewrite.steps):
             found.append(Evidence(rewrite.steps, rewrite.by, rewrite.site))
     return found
+
+
+def entry_candidate(use: KeyUse) -> bool:
+    """A lookup by a plain parameter, passed as given to a helper of another module (the function
+    calls the data layer, it is not the layer): if nothing in the project calls the function, a
+    framework or another program does, and the parameter is where the value enters
+    (``Registry.uncalled``)."""
+    if use.origin is not Origin.PARAMETER or use.steps or not _NAME.fullmatch(use.origin_text):
+        return False
+    name = use.function.rsplit(".", 1)[-1]
+    if not use.chain or name.startswith("__") or name == "<module>":
+        return False
+    helper_file = use.chain[0][1].rpartition(":")[0].replace("\\", "/")
+    return bool(helper_file) and not helper_file.endswith("/" + use.site.path) and helper_file != use.site.path
 
 
 def reportable_lookup(use: KeyUse) -> bool:
@@ -491,7 +536,9 @@ def stored_form(record: KeyRecord, absorbs: FrozenSet[str], near: Optional[Site]
     """The one form every write (or the model's own rewrite) stores the key in, with the evidence
     to name; None when nothing is known or the writes disagree (KD110's business). With
     ``near``, only the evidence in other modules counts."""
-    found = [e for e in evidence(record) if elsewhere(e.site, near)] if near is not None else evidence(record)
+    deciding = [Evidence(use.steps, use.function, use.site, use) for use in record.deciders]
+    found = [*deciding, *evidence(record)]
+    found = [e for e in found if elsewhere(e.site, near)] if near is not None else found
     model = [e for e in found if e.use is None]
     if model:  # the model rewrites the key on every save: that is the stored form
         form = form_of(model[0].steps, absorbs)

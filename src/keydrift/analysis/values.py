@@ -723,6 +723,16 @@ def _builds_text(node: ast.BinOp) -> bool:
             and _builds_text(node.left))
 
 
+def unpacked_element(base: Value, text: str, index: int) -> Value:
+    """The ``index``-th value unpacked from ``base`` (``name, hash = found``), written ``text``:
+    a field of a call's result is re-derived from it; an element of anything else is a value of
+    its own, never the name it is unpacked into (a parameter rebound so is no longer the
+    caller's argument)."""
+    if base.result_of:
+        return _rederive(base, text, f"{base.result_of}[{index}]")
+    return fresh(text)
+
+
 def _rederive(base: Value, text: str, label: str) -> Value:
     """A field read from a call's result: the call step becomes a re-derivation (a remote one
     when the result, or what it was made from, came over the network)."""

@@ -6,8 +6,8 @@ from typing import Callable, Dict, Iterator, Optional, Tuple
 
 from keydrift.analysis.facts import CASE, NORMALIZER, WHITESPACE
 from keydrift.analysis.registry import (
-    Form, KeyRecord, KeyUse, Origin, ProjectFinding, Registry, describe, elsewhere, form_of, forms_disagree,
-    reportable_lookup, same_function, stored_form,
+    Form, KeyRecord, KeyUse, Origin, ProjectFinding, Registry, describe, elsewhere, entry_candidate, form_of,
+    forms_disagree, reportable_lookup, same_function, stored_form,
 )
 from keydrift.rules._base import Rule
 from keydrift.rules._examples import Invalid, Valid
@@ -112,7 +112,8 @@ class LookupDiffersFromStoredForm(Rule):
         for registry in project_registry(facts):
             for record in registry.records.values():
                 for lookup in record.lookups:
-                    if not reportable_lookup(lookup):
+                    entry = entry_candidate(lookup)
+                    if not (entry or reportable_lookup(lookup)):
                         continue
                     absorbs = lookup.absorbs | record.absorbs
                     stored = stored_form(record, absorbs, lookup.site)
@@ -126,9 +127,11 @@ class LookupDiffersFromStoredForm(Rule):
                         continue  # a helper that canonicalizes its argument, rows stored as given: its callers decide
                     if any(same_function(w, lookup) and w.origin_text == lookup.origin_text for w in record.writes):
                         continue  # one function reads and writes the key: the KD101-KD107 pairing owns it
+                    if entry and not registry.uncalled(lookup):
+                        continue  # its callers pass the value: theirs is the form that counts
                     yield finding(self.CODE, lookup, (
                         f"{record.target()} is stored {describe(form)} by {where(evidence.by, evidence.site, registry)} "
-                        f"but looked up {describe(looked_up)} here by {short(lookup.value_text)}; "
+                        f"but looked up {describe(looked_up)} here by {short(lookup.value_text)}{_entered(lookup, entry)}; "
                         f"the lookup misses rows stored the other way"),
                         (evidence.site, f"stored {describe(form)}"), "looked up", registry,
                         _fix(lookup, looked_up, form))
@@ -169,6 +172,13 @@ def _transformed(form: Form, value: str) -> Optional[str]:
             return None
         value = method(value)
     return value
+
+
+def _entered(lookup: KeyUse, entry: bool) -> str:
+    """Where a parameter's value comes from when nothing in the project calls its function."""
+    if not entry:
+        return ""
+    return f", a parameter of `{lookup.function}` (nothing in the project calls it: the value comes from outside)"
 
 
 def _fix(lookup: KeyUse, looked_up: Form, stored: Form) -> Optional[FixFacts]:
