@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from keydrift.analysis.facts import (
-    CASE, CALL, FETCH, FORMAT, IDNA, LOOKUP, NORMALIZER, REDERIVED, SLASH, SLUG, UNICODE, URL, WHITESPACE,
+    CASE, CALL, FETCH, FORMAT, IDNA, LOOKUP, NORMALIZER, READ, REDERIVED, SLASH, SLUG, UNICODE, URL, WHITESPACE,
     WRITE, AccessKind, KeyAccess, Role, Step, StepKind, Term, step_kinds, steps_from_json, steps_to_json,
 )
 from keydrift.analysis import loop_sources
@@ -174,6 +174,8 @@ def _use(access: KeyAccess, function: str, params: Tuple[str, ...], path: str,
     if not isinstance(statement, ast.stmt):
         return None
     origin, origin_text = classify(access.value.origins, params)
+    if _row_read(access, statement):
+        origin = Origin.RECORD
     steps = tuple(Step(s.kind, s.label) for s in access.value.steps)
     if _parsed_from_request(origin_text, steps):
         # ``parse_json(request)["email"]``: a field of the request's parsed body is the client's
@@ -214,6 +216,17 @@ def _walked_table(use: KeyUse, scope: ast.AST, params: Tuple[str, ...], tables: 
     if strings is None:
         return use
     return replace(use, origin=Origin.CONSTANT, origin_text=source.root, constants=strings)
+
+
+def _row_read(access: KeyAccess, statement: ast.AST) -> bool:
+    """``for pk, slug in User.objects.values_list("id", "slug")``: the rows' key is read by the
+    rows' own value (so that the function's writes pair with it); for the registry that value
+    is a stored one, in the stored form, not a lookup form."""
+    if access.kind != READ or not isinstance(statement, (ast.For, ast.AsyncFor)) or access.node is not statement.iter:
+        return False
+    bound = {n.id for n in ast.walk(statement.target) if isinstance(n, ast.Name)}
+    roots = [_NAME.match(origin) for origin in access.value.origins]
+    return bool(roots) and all(root is not None and root.group(0) in bound for root in roots)
 
 
 _REQUEST_OBJECTS = frozenset({"request", "req", "self.request"})
