@@ -248,6 +248,7 @@ def test_module_facts_round_trip_through_json(project):
     ("owner.secondary_emails[*]", (), Origin.RECORD),
     ('request.json["emails"][*]', ("request",), Origin.INPUT),
     ("addresses[*]", (), Origin.LOCAL),
+    ("tag_names[*]", ("tag_names",), Origin.LOCAL),  # a list passed in: no caller's use carries it
     ("self._locations[*]", ("self",), Origin.LOCAL),  # kept by the object, not read from a record
     ("field.data[*].email", ("self", "field"), Origin.RECORD),  # a field of the objects a list holds
 ])

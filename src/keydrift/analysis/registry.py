@@ -279,10 +279,12 @@ def _classify_one(text: str, params: Tuple[str, ...]) -> Origin:
     collection = text
     while collection.endswith("[*]"):
         collection = collection[:-3]
-    if collection.split(".", 1)[0] not in ("self", "cls") or collection.startswith(_RECORD_PATHS):
+    if "." in collection and (collection.split(".", 1)[0] not in ("self", "cls")
+                              or collection.startswith(_RECORD_PATHS)):
         # an element of a collection comes from where the collection does: ``in_(user.all_emails)``
         # is a record's field; one the object keeps (``self._locations``, parsed from a request
-        # path) is not taken for a record as ``self.email`` is
+        # path) is not taken for a record as ``self.email`` is; an element of a list passed in
+        # (``tag_names[*]``) stays a value of its own: no caller's use carries its elements on
         text = collection
     if text.startswith(_RECORD_PATHS):
         return Origin.RECORD  # ``request.user.email``: the logged-in user's row
