@@ -35,7 +35,10 @@ class LookupDiffersFromStoredForm(Rule):
     override, a `pre_save` receiver, a `@validates` method). A lookup whose key is transformed
     differently — anywhere in the project, also in a function that never writes — is reported
     at the outermost call where the value has a concrete origin (request or form data, a
-    configuration value, a parsed file), naming the write that decides the stored form. When
+    configuration value, a parsed file, or the parameter of a function nothing in the project
+    calls: a handler a framework or another program calls, which passes it to the data layer),
+    naming the write that decides the stored form (the helper that transforms the key, when
+    every caller stores through it). When
     every write stores a constant (a literal, or a literal table of its module walked by a
     loop), the stored keys are those strings: a lookup that lowercases or strips is reported
     only if one of them is not already lowercase or stripped (that row is never found). A key
@@ -54,7 +57,9 @@ class LookupDiffersFromStoredForm(Rule):
     normalizes on its own (an authentication backend, a column type outside the project) is
     not seen. A lookup of a value read back from the database (`user.email`) is taken to be in
     stored form already. Lookups and writes whose value goes through an unknown function are
-    left out: their form cannot be told.
+    left out: their form cannot be told. A function is taken for an entry point when its
+    name appears nowhere else in the project: one whose only callers are outside it (a library's
+    users, another service) is reported even if they pass the stored form.
     """
 
     CODE = "KD108"
