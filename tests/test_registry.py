@@ -121,6 +121,56 @@ def test_a_change_in_any_contributing_module_invalidates_the_findings(project):
     assert _codes("club/other.py", config) == [("KD108", 5)]
 
 
+def test_a_touched_module_replaces_only_its_own_stored_contribution(project, monkeypatch):
+    """The stored registry keeps each module's contribution with what decided it: after an
+    edit, only the edited module and the modules that consulted it are asked again, and the
+    findings are those of a full assembly."""
+    from keydrift import projectwide
+
+    _write(project, {"club/models.py": MODELS, "club/reset.py": RESET, "club/store.py": STORE,
+                     "club/handlers.py": HANDLER, "club/servlets.py": SERVLET})
+    config = Config(root=str(project))
+    assert _codes("club/reset.py", config) == [("KD108", 5)]
+    asked = []
+    real = projectwide._module_keys
+
+    def counted(index, path, *args, **kwargs):
+        asked.append(os.path.relpath(path, index.root).replace(os.sep, "/"))
+        return real(index, path, *args, **kwargs)
+
+    monkeypatch.setattr(projectwide, "_module_keys", counted)
+    forget()
+    forget_indexes()
+    (project / "club" / "servlets.py").write_text(SERVLET + "# edited\n")
+    assert _codes("club/servlets.py", config) == [("KD108", 5)]
+    assert _codes("club/reset.py", config) == [("KD108", 5)]
+    assert set(asked) == {"club/servlets.py"}
+    asked.clear()
+    forget()
+    forget_indexes()
+    (project / "club" / "models.py").write_text(MODELS.replace("self.email.lower()", "self.email"))
+    assert _codes("club/reset.py", config) == []
+    assert set(asked) == {"club/models.py", "club/reset.py"}  # reset.py imports the model
+    assert _codes("club/servlets.py", config) == [("KD108", 5)]
+
+
+def test_a_stored_contribution_decided_by_the_method_index_follows_it(project):
+    """A module without database words of its own takes part when it calls a method the
+    project defines next to database code: its stored contribution holds while the project's
+    method index is the same, and is asked again when it changed."""
+    from keydrift.diskcache import file_digest
+    from keydrift.projectwide import _still_valid
+
+    (project / "club" / "api.py").write_text("X = 1\n")
+    path = str(project / "club" / "api.py")
+    record = {"digest": file_digest(path), "deps": {path: file_digest(path)}, "keys": None, "methods": "before"}
+    assert _still_valid(record, file_digest(path), lambda: "before", path, Config(root=str(project))) == (record, None)
+    assert _still_valid(record, file_digest(path), lambda: "after", path, Config(root=str(project))) is None
+    assert _still_valid(dict(record, methods=""), file_digest(path), lambda: "after", path, Config(root=str(project))) is not None
+    assert _still_valid(dict(record, deps={path: "stale"}), file_digest(path), lambda: "before", path, Config(root=str(project))) is None
+    assert _still_valid({"digest": file_digest(path)}, file_digest(path), lambda: "before", path, Config(root=str(project))) is None  # damaged
+
+
 def test_the_flake8_plugin_reports_registry_findings_for_its_file(project):
     _write(project, {"club/models.py": MODELS, "club/reset.py": RESET})
     (project / "pyproject.toml").write_text("[tool.keydrift]\n")

@@ -153,3 +153,37 @@ def test_the_cache_is_keyed_by_keydrifts_code_not_its_file_times(project: Path, 
         handle.write("# an edit\n")
     edited = _run_with(site, project)
     assert edited.stdout == cold.stdout, edited.stdout + edited.stderr
+
+
+def test_an_importers_result_stands_when_its_dependency_exports_the_same(project: Path, monkeypatch) -> None:
+    """Early cutoff: a helper module edited without changing what it exports (a comment) is
+    analyzed again, its importer's cached result stands (and names the new digest from then
+    on); an edit that changes its summary analyzes the importer again."""
+    from keydrift import engine, results
+    from keydrift.analysis.project import forget_indexes
+    from keydrift.config import load_config
+    from keydrift.projectwide import forget
+
+    monkeypatch.chdir(project)
+    config = load_config(str(project))
+    analyzed: List[str] = []
+    real = engine.check_source
+    monkeypatch.setattr(engine, "check_source", lambda source, path, *a, **k: analyzed.append(path) or real(
+        source, path, *a, **k))
+
+    def run() -> Dict[str, list]:
+        forget()  # as a new process would
+        forget_indexes()
+        analyzed.clear()
+        return {name: sorted(f.code for f in results.check_cached((project / name).read_bytes(), name, config))
+                for name in ("app/tasks.py", "app/repo.py")}
+
+    cold = run()
+    assert cold["app/tasks.py"] == ["KD102"]
+    (project / "app" / "repo.py").write_text((project / "app" / "repo.py").read_text() + "# a comment\n")
+    assert run() == cold
+    assert analyzed == ["app/repo.py"]
+    assert run() == cold and analyzed == []
+    write(project, {"app/repo.py": REPO.replace("url=url", "url=url.lower()")})
+    assert run()["app/tasks.py"] == ["KD102"]
+    assert sorted(analyzed) == ["app/repo.py", "app/tasks.py"]

@@ -23,6 +23,22 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+# A dependency on what a module exports ("export:<module>:<file>" -> its fingerprint), next
+# to the one on its file's digest: when the file changed but the export did not, a result
+# that read only the export still holds (see ``results.stale_modules``).
+EXPORT_DEPENDENCY = "export:"
+
+
+def export_dependency(module_name: str, path: str) -> str:
+    return f"{EXPORT_DEPENDENCY}{module_name}:{path}"
+
+
+def exported_module(dependency: str) -> Tuple[str, str]:
+    """(module name, file) of an export dependency."""
+    module_name, _, path = dependency[len(EXPORT_DEPENDENCY):].partition(":")
+    return module_name, path
+
+
 _FILE_DIGESTS: Dict[Tuple[str, int, int], str] = {}
 _code_fingerprint: Optional[str] = None
 

@@ -18,7 +18,7 @@ from keydrift.analysis.module import analyze
 from keydrift.analysis.parsing import SourceRejected
 from keydrift import budget as time_budget
 from keydrift.deepstack import call_with_deep_stack
-from keydrift.diskcache import digest
+from keydrift.diskcache import EXPORT_DEPENDENCY, digest, exported_module
 from keydrift.analysis.imports import absolute_module, module_name_for
 from keydrift.analysis.gating import physical_lines
 from keydrift.analysis.project import ProjectIndex, project_index
@@ -78,6 +78,24 @@ def check_source_recorded(source: Union[str, bytes], path: str, config: Config,
     return findings, dict(deps)
 
 
+def exports_unchanged(deps: Dict[str, str], path: str, source_digest: str, config: Config) -> bool:
+    """Whether every module export recorded in ``deps`` (a result for ``path``) is still what
+    ``path``'s analysis would read now. Every module file a result depends on is one it read
+    (its export recorded) or a dependency of one it read, so when these are the same, the
+    result is, whichever of their files changed."""
+    project, file, module_name, _ = _locate(path, config)
+    read = [(exported_module(dependency), fingerprint) for dependency, fingerprint in deps.items()
+            if dependency.startswith(EXPORT_DEPENDENCY)]
+    if not read:
+        return False  # files changed, and none was read as an export: nothing to compare
+    try:
+        return call_with_deep_stack(lambda: all(
+            project.current_fingerprint(name, exported, file, module_name, source_digest) == fingerprint
+            for (name, exported), fingerprint in read))
+    except Exception:  # noqa: BLE001 - a failure here only means analyzing the file again
+        return False
+
+
 def _absolute_path(path: str, config: Config) -> str:
     """Where the analyzed file is: relative paths are taken from the working directory, or from
     the project root when that is where the file is."""
@@ -95,9 +113,14 @@ def database_relevant(text: str, path: str, config: Config) -> bool:
     """Whether a module may read or write keys: database vocabulary, a configured wrapper, or
     an import of a project module whose functions do (a caller that reads and writes only
     through project helpers has no vocabulary of its own)."""
-    if DATABASE_VOCABULARY.search(text) is not None or _mentions_wrapper(text, config):
+    if relevant_by_text(text, config):
         return True
     return _imports_database_helpers(text, path, config) or _calls_database_methods(text, path, config)
+
+
+def relevant_by_text(text: str, config: Config) -> bool:
+    """``database_relevant`` decided by the text alone: database vocabulary or a configured wrapper."""
+    return DATABASE_VOCABULARY.search(text) is not None or _mentions_wrapper(text, config)
 
 
 def _mentions_wrapper(text: str, config: Config) -> bool:

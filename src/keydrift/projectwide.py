@@ -21,7 +21,7 @@ from keydrift.deepstack import call_with_deep_stack
 from keydrift.diskcache import CACHE_DIRECTORY, DiskCache, code_fingerprint, digest, file_digest
 from keydrift.files import walk
 from keydrift.timing import stage
-from keydrift.results import fix_from_json, fix_to_json
+from keydrift.results import dependencies_hold, fix_from_json, fix_to_json
 from keydrift.types import Config, Finding, Location
 
 # the project's files' digests, and the registry's findings (None: not assembled yet)
@@ -62,7 +62,7 @@ def _takes_part(path: str, config: Config) -> bool:
     analysis and its imports' are needed to know, not the whole project's."""
     from keydrift.analysis.project import project_index
 
-    keys = _module_keys(project_index(config, use_cache=config.cache), path, config)
+    keys, _ = _module_keys(project_index(config, use_cache=config.cache), path, config)
     return keys is not None and _contributes(keys)
 
 
@@ -105,21 +105,24 @@ def project_findings(config: Config, fresh: bool = True, path_hint: str = "",
         state = {path: file_digest(path) or "" for path in _project_files(root, config)}
         if memo is not None and memo[0] == state and memo[1] is not None:
             return memo[1]
-    files = list(state)
     cache = DiskCache(os.path.join(root, CACHE_DIRECTORY) if config.cache else None)
     key = _entry_key(config)
-    found = _load(cache.load(key), state)
+    entry = cache.load(key)
+    found = _load(entry, state)
     if found is None and path_hint and not _takes_part(path_hint, config):
         # a registry finding sits in a module that contributes keys: this one needs none built
         _MEMO[_memo_key(config)] = (state, None)
         return {}
     if found is None:
+        stored = _stored_contributions(entry)
+        contributions: Dict[str, dict] = {}
         with stage("registry"):
             try:
-                found = call_with_deep_stack(lambda: _build(files, config, check))
+                found = call_with_deep_stack(lambda: _build(state, config, check, stored, contributions))
             except Exception:  # noqa: BLE001 - a bug in the registry must not stop the run
-                found = {}
-        cache.store(key, {"state": state, "findings": {p: [_to_json(f) for f in fs] for p, fs in found.items()}})
+                found, contributions = {}, {}
+        cache.store(key, {"state": state, "findings": {p: [_to_json(f) for f in fs] for p, fs in found.items()},
+                          "modules": contributions})
     _MEMO[_memo_key(config)] = (state, found)
     return found
 
@@ -149,11 +152,15 @@ def _regular(path: str) -> bool:
         return False
 
 
-def _build(files: Sequence[str], config: Config, check: Optional[Checker] = None) -> Dict[str, List[Finding]]:
+def _build(state: Dict[str, str], config: Config, check: Optional[Checker], stored: Dict[str, dict],
+           contributions: Dict[str, dict]) -> Dict[str, List[Finding]]:
+    """The registry's findings; ``contributions`` gets each module's (see ``_contribution``),
+    and ``stored`` ones still valid are used instead of asking the index again."""
     from keydrift.analysis.project import project_index
 
+    files = list(state)
     project = project_index(config, use_cache=config.cache)
-    keys_of = _keys_of_modules(project, files, config, check)
+    keys_of = _keys_of_modules(project, state, config, check, stored, contributions)
     partitions: Dict[str, list] = {}
     for path in files:  # in the walk's order, whichever process analyzed which module
         keys = keys_of.get(path)
@@ -168,27 +175,89 @@ def _build(files: Sequence[str], config: Config, check: Optional[Checker] = None
     return found
 
 
-def _keys_of_modules(project: object, files: Sequence[str], config: Config,
-                     check: Optional[Checker]) -> Dict[str, object]:
-    """Each module's registry facts. With ``check``, processes assembling the same registry at
-    the same time split the modules: each claims a module before analyzing it (a file created
-    exclusively in the cache folder) and leaves the ones another has claimed to the end, when
-    their exports are usually on disk."""
+def _keys_of_modules(project: object, state: Dict[str, str], config: Config, check: Optional[Checker],
+                     stored: Dict[str, dict], contributions: Dict[str, dict]) -> Dict[str, object]:
+    """Each module's registry facts: its stored contribution while nothing it was decided from
+    has changed (a touched file replaces its own, and its importers'), else asked of the index.
+    With ``check``, processes assembling the same registry at the same time split the modules:
+    each claims a module before analyzing it (a file created exclusively in the cache folder)
+    and leaves the ones another has claimed to the end, when their exports are usually on disk."""
     directory = project.cache.directory if check is not None else None  # type: ignore[attr-defined]
+    methods = _MethodsFingerprint(project)
     keys_of: Dict[str, object] = {}
     claimed_elsewhere = []
-    for path in files:
+    for path, digest in state.items():
+        kept = _still_valid(stored.get(path), digest, methods, path, config)
+        if kept is not None:
+            contributions[path], keys_of[path] = kept
+            continue
         claim = _claim(directory, path, project)
         if claim is None:
             claimed_elsewhere.append(path)
             continue
         try:
-            keys_of[path] = _module_keys(project, path, config, check)
+            contributions[path], keys_of[path] = _contribution(project, path, digest, config, methods, check)
         finally:
             _release(claim)
     for path in claimed_elsewhere:
-        keys_of[path] = _module_keys(project, path, config)
+        contributions[path], keys_of[path] = _contribution(project, path, state[path], config, methods)
     return keys_of
+
+
+class _MethodsFingerprint:
+    """What of the project's method index decides whether a module without database
+    vocabulary of its own contributes (``engine._calls_database_methods``); computed once, and
+    only when asked (it reads every file)."""
+
+    def __init__(self, project: object) -> None:
+        self.project = project
+        self.value: Optional[str] = None
+
+    def __call__(self) -> str:
+        if self.value is None:
+            from keydrift.analysis.receivers import method_index
+
+            index = method_index(self.project.root, self.project.module_name_of)  # type: ignore[attr-defined]
+            owned = sorted((name, tuple(index.owners[name][0])) for name in index.database)
+            self.value = digest(repr(owned).encode("utf-8", "surrogatepass"))
+        return self.value
+
+
+def _contribution(project: object, path: str, file_hash: str, config: Config, methods: _MethodsFingerprint,
+                  check: Optional[Checker] = None) -> Tuple[dict, object]:
+    """A module's registry facts, and the stored form of them with what decided them: the
+    files and directories the index consulted, and the method index when the module's text
+    alone did not make it relevant."""
+    from keydrift.analysis.registry import keys_to_json
+
+    with project.recording() as consulted:  # type: ignore[attr-defined]
+        keys, by_text = _module_keys(project, path, config, check)
+    record = {"digest": file_hash, "deps": dict(consulted), "keys": None if keys is None else keys_to_json(keys),
+              "methods": "" if by_text else methods()}
+    return record, keys
+
+
+def _still_valid(record: Optional[dict], file_hash: str, methods: Callable[[], str], path: str,
+                 config: Config) -> Optional[Tuple[dict, object]]:
+    """(the record, its keys) of a stored contribution nothing it depends on has changed in
+    (a module it read that still exports the same counts as unchanged)."""
+    from keydrift.analysis.registry import keys_from_json
+
+    if not isinstance(record, dict) or record.get("digest") != file_hash:
+        return None
+    try:
+        if record["methods"] and record["methods"] != methods():
+            return None
+        if not dependencies_hold(record["deps"], path, file_hash, config):
+            return None
+        return record, None if record["keys"] is None else keys_from_json(record["keys"])
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None  # a damaged record is asked of the index again
+
+
+def _stored_contributions(entry: Optional[dict]) -> Dict[str, dict]:
+    modules = entry.get("modules") if isinstance(entry, dict) else None
+    return modules if isinstance(modules, dict) else {}
 
 
 _NO_CLAIM = ""  # no cache folder to claim in: every module is this process's
@@ -219,27 +288,31 @@ def _release(claim: str) -> None:
             pass
 
 
-def _module_keys(project: object, path: str, config: Config, check: Optional[Checker] = None) -> object:
-    """A module's registry facts; None for modules that take no part (tests, migrations, files
-    that cannot touch a key). ``check`` is run on a module that does before its facts are
-    read: the check leaves its export with the index."""
+def _module_keys(project: object, path: str, config: Config, check: Optional[Checker] = None) -> Tuple[object, bool]:
+    """A module's registry facts (None for modules that take no part: tests, migrations, files
+    that cannot touch a key), and whether that was decided by its name and text alone.
+    ``check`` is run on a module that does take part before its facts are read: the check
+    leaves its export with the index."""
     from keydrift.analysis.boundary import is_migration_module, is_test_module
     from keydrift.analysis.project import module_name_for
-    from keydrift.engine import database_relevant
+    from keydrift.engine import database_relevant, relevant_by_text
 
     module_name, _ = module_name_for(path, project.root)  # type: ignore[attr-defined]
     if is_test_module(module_name) or is_migration_module(module_name):
-        return None  # fixtures and one-off rewrites are not how the application stores keys
+        return None, True  # fixtures and one-off rewrites are not how the application stores keys
     try:
         with open(path, "rb") as handle:
             text = handle.read().decode("utf-8", "replace")
-        if "\x00" in text or not database_relevant(text, path, config):
-            return None
+        if "\x00" in text:
+            return None, True
+        by_text = relevant_by_text(text, config)
+        if not by_text and not database_relevant(text, path, config):
+            return None, False
         if check is not None:
             check(path)
-        return project.export_for_file(path).keys  # type: ignore[attr-defined]
+        return project.export_for_file(path).keys, by_text  # type: ignore[attr-defined]
     except (OSError, RecursionError, ValueError):
-        return None
+        return None, False
 
 
 _DISTRIBUTION_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")

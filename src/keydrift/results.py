@@ -16,7 +16,9 @@ import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
 
-from keydrift.diskcache import CACHE_DIRECTORY, DiskCache, code_fingerprint, digest, directory_mtime, file_digest
+from keydrift.diskcache import (
+    CACHE_DIRECTORY, EXPORT_DEPENDENCY, DiskCache, code_fingerprint, digest, directory_mtime, file_digest,
+)
 from keydrift.types import Config, Finding, FixFacts, Location, Span
 
 if TYPE_CHECKING:
@@ -40,8 +42,11 @@ def check_cached(source: Union[str, bytes], path: str, config: Config, tree: "Op
     cache = _cache_for(config)
     key = _entry_key(path, config, cache)
     source_digest = digest(data)
-    found = _valid_findings(cache.load(key), source_digest)
+    entry = cache.load(key)
+    found = _valid_findings(entry, source_digest, path, config)
     if found is not None:
+        if entry and entry.get("refreshed"):  # a dependency's new digest, its export unchanged
+            cache.store(key, {name: entry[name] for name in ("digest", "deps", "findings")})
         return _respelled(found, path, spelled)
     from keydrift.engine import check_source_recorded
 
@@ -87,19 +92,51 @@ def _entry_key(path: str, config: Config, cache: DiskCache) -> str:
     return "r-" + digest(identity.encode("utf-8", "surrogatepass"))
 
 
-def _valid_findings(entry: Optional[dict], source_digest: str) -> Optional[List[Finding]]:
+def _valid_findings(entry: Optional[dict], source_digest: str, path: str, config: Config) -> Optional[List[Finding]]:
     if entry is None or entry.get("digest") != source_digest:
         return None
     try:
         deps = entry["deps"]
-        if not all(_current(dependency) == expected for dependency, expected in deps.items()):
+        before = dict(deps)
+        if not dependencies_hold(deps, path, source_digest, config):
             return None
+        entry["refreshed"] = deps != before
         return [_finding_from_json(item) for item in entry["findings"]]
     except (KeyError, TypeError, ValueError, AttributeError):
         return None  # a damaged entry is a miss
 
 
-def _current(dependency: str) -> str:
+def dependencies_hold(deps: Dict[str, str], path: str, source_digest: str, config: Config) -> bool:
+    """Whether a result computed for ``path`` with these dependencies still holds: every one is
+    unchanged, or module files changed but every module export the result read is the same
+    (an edit that changes no summary: its importers' results stand). The changed files are
+    brought up to date in ``deps``, so the next run does not ask again."""
+    changed = stale_modules(deps)
+    if changed is None:
+        return False
+    if not changed:
+        return True
+    from keydrift.engine import exports_unchanged  # loads the analysis: only when something changed
+
+    if not exports_unchanged(deps, path, source_digest, config):
+        return False
+    deps.update((dependency, current_dependency(dependency)) for dependency in changed)
+    return True
+
+
+def stale_modules(deps: Dict[str, str]) -> Optional[List[str]]:
+    """The module files among ``deps`` that changed since; None when a directory changed."""
+    changed = []
+    for dependency, expected in deps.items():
+        if dependency.startswith(EXPORT_DEPENDENCY) or current_dependency(dependency) == expected:
+            continue
+        if dependency.startswith("dir:"):
+            return None
+        changed.append(dependency)
+    return changed
+
+
+def current_dependency(dependency: str) -> str:
     """A dependency's digest (a file) or mtime (a ``dir:`` entry) now; "" if it is gone."""
     if dependency.startswith("dir:"):
         return directory_mtime(dependency[4:])

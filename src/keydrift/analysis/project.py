@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import json
 import os
 from dataclasses import dataclass, field, replace
 from collections import OrderedDict
@@ -18,7 +19,7 @@ from contextlib import contextmanager
 from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
 from keydrift.diskcache import (
-    CACHE_DIRECTORY, DiskCache, code_fingerprint, digest as _digest, directory_mtime, file_digest,
+    CACHE_DIRECTORY, EXPORT_DEPENDENCY, export_dependency, DiskCache, code_fingerprint, digest as _digest, directory_mtime, file_digest,
 )
 from keydrift.analysis.imports import SOURCE_ROOTS, module_name_for  # noqa: F401 - module_name_for: the index's API
 from keydrift.analysis.facts import step_kinds, steps_from_json, steps_to_json
@@ -66,6 +67,8 @@ class ProjectIndex:
         # ids of the dependency maps of frames in ``building`` whose analysis saw an import
         # cycle cut short (an importer still being built exports nothing yet)
         self.cut_frames: Set[int] = set()
+        # export fingerprints handed out (each kept with its export, so its id stays its own)
+        self.fingerprints: Dict[int, Tuple["ModuleExport", str]] = {}
         # configured wrappers and normalizers are vocabulary too
         self.gate_words = tuple(called_name(entry) for entry in (*config.readers, *config.writers, *config.tables, *config.normalizers))
         # keydrift's own code is part of the key: summaries change when the analysis does
@@ -222,17 +225,41 @@ class ProjectIndex:
             if self.building:
                 self.building[-1][1].update(known[0])
             self._record(known[0])
-            return known[1]
+            return self._consulted(module_name, path, known[1])
         if digest is None:
-            return EMPTY_EXPORT  # an unreadable file
+            return self._consulted(module_name, path, EMPTY_EXPORT)  # an unreadable file
         cycle = [index for index, (name, _) in enumerate(self.building) if name == module_name]
         if cycle:  # an import cycle: the modules built above the importer see it export nothing
             self.cut_frames.update(id(deps) for _, deps in self.building[cycle[0] + 1:])
-            return EMPTY_EXPORT
+            return self._consulted(module_name, path, EMPTY_EXPORT)
         deps, export = self._load_or_build(module_name, path, digest)
         self.modules[path] = (deps, export)
         self._record(deps)
+        return self._consulted(module_name, path, export)
+
+    def _consulted(self, module_name: str, path: str, export: "ModuleExport") -> "ModuleExport":
+        """Record what was read of the module, by content. Every module the analysis reads is
+        read here, and every other file it records is a dependency of one of these exports: a
+        cached result whose files changed while every export it read is the same still holds
+        (an edit that changes no summary)."""
+        if self.recordings:
+            self._record({export_dependency(module_name, path): self.fingerprint(export)})
         return export
+
+    def fingerprint(self, export: "ModuleExport") -> str:
+        """A digest of everything the export tells its importers."""
+        known = self.fingerprints.get(id(export))
+        if known is None or known[0] is not export:
+            text = json.dumps(export.to_json(), sort_keys=True)
+            known = self.fingerprints[id(export)] = (export, _digest(text.encode("utf-8", "surrogatepass")))
+        return known[1]
+
+    def current_fingerprint(self, module_name: str, path: str, importer: str, importer_name: str,
+                            importer_digest: str) -> str:
+        """The fingerprint of the module's export as the importer's analysis would now read it
+        (in the importer's frame: an import cycle back to it is cut short as it would be)."""
+        with self.module_frame(importer_name, importer, importer_digest):
+            return self.fingerprint(self._export_at(module_name, os.path.normpath(os.path.abspath(path))))
 
     def _load_or_build(self, module_name: str, path: str, digest: str) -> Tuple[Dict[str, str], "ModuleExport"]:
         key = self._export_key(digest, module_name)
@@ -306,7 +333,7 @@ class ProjectIndex:
                 or analysis.config != config:
             return None
         if self.building:
-            self.building[-1][1].update((p, d) for p, d in consulted.items() if not p.startswith("dir:"))
+            self.building[-1][1].update((p, d) for p, d in consulted.items() if not p.startswith(("dir:", EXPORT_DEPENDENCY)))
         self._record(consulted)
         count("analyses reused")
         return analysis
