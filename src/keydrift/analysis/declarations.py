@@ -253,11 +253,29 @@ class SchemaReader:
             return _Column(OTHER)  # the referenced table's key
         if any(keyword_arg(call, k) is not None for k in schema.ENUMERATION_KEYWORDS):
             return _Column(OTHER)  # values chosen from a list the code defines
+        if self._generated_default(call):
+            return _Column(OTHER)  # identifiers the code generates (default=uuid4): one spelling
         if _case_insensitive_collation(call):
             return _Column(TEXT, "a case-insensitive collation")
         if callee in schema.COLUMN_CALLS:
             return self._column_type(call, annotation)
         return self._class_kind(callee, "field")
+
+    def _generated_default(self, call: ast.Call) -> bool:
+        """The field's default generates a value (``default=uuid.uuid4``, ``default=lambda:
+        token_urlsafe(16)``, a module function returning ``get_random_string(32)``)."""
+        for name in schema.DEFAULT_KEYWORDS:
+            default = keyword_arg(call, name)
+            if default is None:
+                continue
+            if last_name(default) in schema.GENERATOR_CALLS:
+                return True
+            function = self.functions.get(last_name(default)) if isinstance(default, (ast.Name, ast.Attribute)) else None
+            body = default.body if isinstance(default, ast.Lambda) else function
+            if body is not None and any(isinstance(node, ast.Call) and last_name(node.func) in schema.GENERATOR_CALLS
+                                        for node in ast.walk(body)):
+                return True
+        return False
 
     def _column_type(self, call: ast.Call, annotation: Optional[ast.expr]) -> _Column:
         if any(isinstance(arg, ast.Call) and last_name(arg.func) in schema.RELATION_FIELD_CALLS

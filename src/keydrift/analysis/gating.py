@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Seq
 
 from keydrift.analysis.helpernames import helper_operation, is_runner_name
 from keydrift.analysis.tree import child_nodes, walk
+from keydrift.frameworks.schema import DEFAULT_KEYWORDS
 from keydrift.timing import count
 from keydrift.vocabulary import (
     KEY_ATTRIBUTES, KEY_NAME_PARTS, KEY_NAMES, STORE_CLIENTS, STORING_METHODS,
@@ -293,6 +294,7 @@ def _keep_called(units: List[_Unit], tree: ast.Module) -> None:
     for statement in _module_level(tree.body):
         if not isinstance(statement, ast.ClassDef) and not any(True for _ in _blocks(statement)):
             called.update(_called_names(statement))
+            called.update(_default_functions(statement))
         elif not isinstance(statement, ast.ClassDef):
             for name in ("test", "iter", "items", "subject"):
                 part = getattr(statement, name, None)
@@ -304,6 +306,8 @@ def _keep_called(units: List[_Unit], tree: ast.Module) -> None:
     # both ways: a kept function's callees may pass keys through, and its callers may pair the
     # accesses of two helpers
     kept_names: Set[str] = set()
+    for unit in units:
+        unit.kept = unit.kept or unit.name in called  # module-level code is kept code
     fresh = [u for u in units if u.kept]
     while fresh:
         for unit in fresh:
@@ -321,6 +325,16 @@ def _called_names(node: ast.AST) -> Iterator[str]:
                 yield child.func.id
             elif isinstance(child.func, ast.Attribute):
                 yield child.func.attr
+
+
+def _default_functions(node: ast.AST) -> Iterator[str]:
+    """Functions a declaration names as its default (``TextField(default=_new_username)``): the
+    schema reader looks into them (a generated identifier), though nothing calls them here."""
+    for child in walk(node):
+        if isinstance(child, ast.Call):
+            for keyword in child.keywords:
+                if keyword.arg in DEFAULT_KEYWORDS and isinstance(keyword.value, ast.Name):
+                    yield keyword.value.id
 
 
 def _body_start(unit: _Unit, lines: List[str]) -> int:

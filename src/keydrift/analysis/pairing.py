@@ -148,6 +148,21 @@ def _renames(steps: Tuple[Step, ...]) -> bool:
     return False
 
 
+# A record's identity the database assigned (``pk``, ``id``): never spelled two ways.
+_IDENTITY_FIELDS = frozenset({"pk", "id"})
+
+
+def _record_identity(write: KeyAccess, ws: Tuple[Step, ...]) -> bool:
+    """The write selects its row by the database id of a record the function was given back
+    (``top = load_top(pk)`` ... ``filter(pk=top.pk).update(...)``): an id is no spelling of a key
+    that a transformation could change; a helper returning another record (the root of a
+    tree, a merged duplicate) makes another row the target on purpose. A natural key taken
+    from such a record (``find_page(url).url``) is still a re-derivation."""
+    if write.field not in _IDENTITY_FIELDS:
+        return False
+    return all(s.kind == REDERIVED and s.label.rsplit(".", 1)[-1] in _IDENTITY_FIELDS for s in ws)
+
+
 def _same_helper_other_call(read: KeyAccess, write: KeyAccess, reads: Sequence[Tuple[int, KeyAccess]]) -> bool:
     """The read and the write come from two calls of one helper, and the write's own call looks
     the key up exactly as it writes it (``ensure_tag(label)``, ``ensure_tag(label.lower())``):
@@ -186,6 +201,43 @@ def _deduplicated(read: KeyAccess, write: KeyAccess, ws: Tuple[Step, ...], scope
             if found is not None and all(_made_in(found, s.node, write, scope) for s in ws):
                 return True
     return False
+
+
+def _counter_suffixed(ws: Tuple[Step, ...], scope: Optional[ast.AST]) -> bool:
+    """Every step only the write applies formats in a counter of the loop it is made in
+    (``while True: ... attempts += 1; name = f"{original} ({attempts})"``, ``for n in
+    range(2, 50): candidate = f"{base}-{n}"``): the key is numbered until it is free, a
+    de-duplication whatever the loop tests (a set of names seen, the database). A format in a
+    loop without a counter, or a normalization there, is still a mismatch."""
+    if scope is None or not ws or any(s.kind != FORMAT or s.node is None for s in ws):
+        return False
+    return all(_formats_a_counter(s.node, scope) for s in ws)
+
+
+def _formats_a_counter(node: ast.AST, scope: ast.AST) -> bool:
+    names = {n.id for n in tree.walk(node) if isinstance(n, ast.Name)}
+    return any(isinstance(loop, (ast.While, ast.For, ast.AsyncFor)) and _within(loop.body, node)
+               and bool(names & _loop_counters(loop)) for loop in tree.walk(scope))
+
+
+_COUNTING_ITERATORS = frozenset({"range", "count"})
+
+
+def _loop_counters(loop: "ast.While | ast.For | ast.AsyncFor") -> set:
+    """Names the loop raises by a constant (``n += 1``), and the target of ``for n in range(...)``
+    or ``itertools.count()``."""
+    counters = {node.target.id for node in tree.walk(loop)
+                if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add)
+                and isinstance(node.target, ast.Name) and isinstance(node.value, ast.Constant)}
+    if isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(loop.target, ast.Name) \
+            and isinstance(loop.iter, ast.Call) and _callee_name(loop.iter) in _COUNTING_ITERATORS:
+        counters.add(loop.target.id)
+    return counters
+
+
+def _callee_name(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _made_in(arm: Sequence[ast.stmt], node: Optional[ast.AST], write: KeyAccess, scope: ast.AST) -> bool:
@@ -264,7 +316,8 @@ def mismatch_for(write_index: int, write: KeyAccess, reads: Sequence[Tuple[int, 
             continue  # undecidable: see _constructed_field
         if _renames(rs) or _renames(ws) or _other_fields(rs, ws) or _same_helper_other_call(read, write, reads):
             continue
-        if not rs and _deduplicated(read, write, ws, scope):
+        if not rs and (_deduplicated(read, write, ws, scope) or _counter_suffixed(ws, scope)
+                       or _record_identity(write, ws)):
             continue
         candidates.append((index, read))
     if not candidates:

@@ -238,6 +238,14 @@ RELATION_FIELD_CALLS: FrozenSet[str] = frozenset({
 # A field whose values are chosen from a fixed list the code defines (``choices=``) is an
 # enumeration, not a natural key people type.
 ENUMERATION_KEYWORDS: FrozenSet[str] = frozenset({"choices"})
+# A field whose default is a value the code generates (``default=uuid4``, a function or lambda
+# returning ``get_random_string(32)``) holds identifiers nobody types: they have one spelling.
+# uuid3/uuid5 are left out: they are derived from a name, which may come in two spellings.
+DEFAULT_KEYWORDS: FrozenSet[str] = frozenset({"default", "default_factory"})
+GENERATOR_CALLS: FrozenSet[str] = frozenset({
+    "uuid1", "uuid4", "uuid6", "uuid7", "token_urlsafe", "token_hex", "token_bytes",
+    "get_random_string", "urandom", "randbytes", "getrandbits",
+})
 
 # Separate constraints and indexes.
 UNIQUE_CONSTRAINT_CALLS: FrozenSet[str] = frozenset({"UniqueConstraint"})

@@ -50,7 +50,9 @@ class UniqueFieldNotCanonicalized(Rule):
     channel, project, repo, site, workspace and tenant. A bare `name` is a key only when the
     model or table is one of those things (`Tag.name`, `ThreadCategory.name`, `teams.name`,
     `Handle.name`), not `Author.name` or the `name` of a migration or a job. Also not reported:
-    fields whose values come from `choices=` (a list the code defines), relations
+    fields whose values come from `choices=` (a list the code defines) or from a default the
+    code generates (`default=uuid.uuid4`, a lambda or module function returning
+    `get_random_string(32)` or `secrets.token_urlsafe()`: identifiers nobody types), relations
     (`ForeignKey`, `Column(String, ForeignKey("team.name"))`: the referenced table's key), and
     schema declared in test code (a `tests`/`test`/`testing` package, `test_*.py`,
     `*_tests.py`, `tests.py`, `conftest.py`) or migration code (a `migrations`/`alembic`
