@@ -83,12 +83,12 @@ def exports_unchanged(deps: Dict[str, str], path: str, source_digest: str, confi
     ``path``'s analysis would read now. Every module file a result depends on is one it read
     (its export recorded) or a dependency of one it read, so when these are the same, the
     result is, whichever of their files changed."""
-    project, file, module_name, _ = _locate(path, config)
     read = [(exported_module(dependency), fingerprint) for dependency, fingerprint in deps.items()
             if dependency.startswith(EXPORT_DEPENDENCY)]
     if not read:
         return False  # files changed, and none was read as an export: nothing to compare
     try:
+        project, file, module_name, _ = _locate(path, config)
         return call_with_deep_stack(lambda: all(
             project.current_fingerprint(name, exported, file, module_name, source_digest) == fingerprint
             for (name, exported), fingerprint in read))

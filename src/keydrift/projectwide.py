@@ -230,6 +230,8 @@ def _contribution(project: object, path: str, file_hash: str, config: Config, me
     alone did not make it relevant."""
     from keydrift.analysis.registry import keys_to_json
 
+    if not config.cache:  # nothing is stored: no need to know what decided it
+        return {}, _module_keys(project, path, config, check)[0]
     with project.recording() as consulted:  # type: ignore[attr-defined]
         keys, by_text = _module_keys(project, path, config, check)
     record = {"digest": file_hash, "deps": dict(consulted), "keys": None if keys is None else keys_to_json(keys),
