@@ -114,15 +114,16 @@ def project_findings(config: Config, fresh: bool = True, path_hint: str = "",
         _MEMO[_memo_key(config)] = (state, None)
         return {}
     if found is None:
-        stored = _stored_contributions(entry)
+        # kept apart from the findings: a warm run reads only those
+        stored = _stored_contributions(cache.load("m" + key))
         contributions: Dict[str, dict] = {}
         with stage("registry"):
             try:
                 found = call_with_deep_stack(lambda: _build(state, config, check, stored, contributions))
             except Exception:  # noqa: BLE001 - a bug in the registry must not stop the run
                 found, contributions = {}, {}
-        cache.store(key, {"state": state, "findings": {p: [_to_json(f) for f in fs] for p, fs in found.items()},
-                          "modules": contributions})
+        cache.store("m" + key, {"modules": contributions})
+        cache.store(key, {"state": state, "findings": {p: [_to_json(f) for f in fs] for p, fs in found.items()}})
     _MEMO[_memo_key(config)] = (state, found)
     return found
 
