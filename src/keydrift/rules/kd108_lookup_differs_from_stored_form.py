@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable, Dict, Iterator, Optional, Tuple
 
-from keydrift.analysis.facts import CASE, NORMALIZER, WHITESPACE
+from keydrift.analysis.facts import CASE, NORMALIZER, SLUG, WHITESPACE
 from keydrift.analysis.registry import (
     Form, KeyRecord, KeyUse, Origin, ProjectFinding, Registry, describe, elsewhere, entry_candidate, form_of,
     forms_disagree, reportable_lookup, same_function, stored_form,
@@ -43,7 +43,9 @@ class LookupDiffersFromStoredForm(Rule):
     loop), the stored keys are those strings: a lookup that lowercases or strips is reported
     only if one of them is not already lowercase or stripped (that row is never found). A key
     taken by loops from a table the function is given is its callers' to decide, like any
-    parameter.
+    parameter. A slug stored `slugify()`d and looked up as given is not reported: the slug is
+    the identifier the project made and shows in its URLs and API answers, and clients pass it
+    back as they got it (a lookup that lowercases or strips it is still compared).
 
     ## Why is this bad?
     The signup handler stores `alice@example.com`; the password-reset view looks up
@@ -128,6 +130,8 @@ class LookupDiffersFromStoredForm(Rule):
                     if stored is None or looked_up is None or not forms_disagree(looked_up, stored[0]):
                         continue
                     form, evidence = stored
+                    if not looked_up and _slug_only(form):
+                        continue  # a slug is the identifier the project made and handed out: looked up as given
                     if not form and lookup.origin is Origin.PARAMETER:
                         continue  # a helper that canonicalizes its argument, rows stored as given: its callers decide
                     if any(same_function(w, lookup) and w.origin_text == lookup.origin_text for w in record.writes):
@@ -193,3 +197,12 @@ def _fix(lookup: KeyUse, looked_up: Form, stored: Form) -> Optional[FixFacts]:
         return None
     [(kind, name)] = stored
     return normalize_here(lookup, name) if kind == NORMALIZER else None
+
+
+def _slug_only(form: Form) -> bool:
+    """The key is stored slugified and nothing else: a slug is the key's own canonical form,
+    which the project shows in its URLs and API answers, and clients pass it back as they got it
+    (``filter(slug=request.GET["channel"])``). A lookup that respells it otherwise (lowercases
+    it, strips it) is still compared with the stored form."""
+    return bool(form) and all(kind == SLUG for kind, _ in form)
+
