@@ -271,10 +271,13 @@ _ATTRIBUTE_CHAIN = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
 # an attribute of an element of a collection: elements with attributes are objects (records,
 # principals), not values as a client sent them (those are strings, or mappings: ``[*]["email"]``)
 _ELEMENT_FIELD = re.compile(r"\[\*\](?:\.[A-Za-z_]\w*)+$")
+# ... except the elements of a parsed request body: ``payload.users[*].email``, and a validation
+# model named for input as web frameworks name them (``ticket_in: TicketIn``, ``ticket_in.labels``)
+_BODY_ROOT = re.compile(r"^(?:body|payload|json|[A-Za-z_]\w*_in)\b")
 
 
 def _classify_one(text: str, params: Tuple[str, ...]) -> Origin:
-    if _ELEMENT_FIELD.search(text):
+    if _ELEMENT_FIELD.search(text) and not _BODY_ROOT.match(text):
         return Origin.RECORD  # ``for user in form.users.data: ... user.email``: an object's field
     collection = text
     while collection.endswith("[*]"):
