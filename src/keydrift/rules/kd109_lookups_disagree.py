@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Iterator, List, Optional, Tuple
 
-from keydrift.analysis.facts import CASE
+from keydrift.analysis.facts import CASE, SLUG
 from keydrift.analysis.registry import (
-    KeyRecord, KeyUse, ProjectFinding, describe, elsewhere, form_of, forms_disagree, reportable_lookup,
+    Form, KeyRecord, KeyUse, ProjectFinding, describe, elsewhere, form_of, forms_disagree, reportable_lookup,
     stored_form,
 )
 from keydrift.rules._base import Rule
@@ -47,6 +47,8 @@ class LookupsDisagree(Rule):
 
     ## Known problems
     When writes show the stored form, KD108 reports the lookups that differ from it instead.
+    A lookup that slugifies its value (`filter(slug=slugify(name))`) makes the slug a name would
+    get, to find that row: it is not compared with lookups of slugs passed as given.
     Two different named normalizers are not compared (they may do the same thing inside).
     """
 
@@ -149,6 +151,8 @@ def _disagreeing(record: KeyRecord, lookup: KeyUse) -> Optional[KeyUse]:
             continue
         absorbs = lookup.absorbs | other.absorbs | record.absorbs
         mine, theirs = form_of(lookup.steps, absorbs), form_of(other.steps, absorbs)
+        if mine is not None and _makes_a_slug(mine):
+            return None  # a slug made of a name to find the row, where others pass slugs as given
         if mine is not None and theirs is not None and forms_disagree(mine, theirs):
             return other
     return None
@@ -164,3 +168,11 @@ def _exact_against_insensitive(record: KeyRecord, lookup: KeyUse) -> Optional[Ke
         if CASE in other.absorbs and elsewhere(other.site, lookup.site) and reportable_lookup(other):
             return other
     return None
+
+
+def _makes_a_slug(form: Form) -> bool:
+    """The lookup slugifies its value (``slug__in=[slugify(unidecode(d.name)) for d in data]``):
+    it makes the slug a name would get, to find that row; it is another value than the slug a
+    client passes back as given elsewhere, not that slug spelled another way. Slugifying
+    subsumes lowercasing and stripping, so the other steps of the form do not matter."""
+    return any(kind == SLUG for kind, _ in form)
