@@ -110,7 +110,8 @@ exports = st.builds(
     st.dictionaries(fields, st.lists(st.builds(Derivation, texts, steps, texts), min_size=1, max_size=2)
                     .map(tuple), max_size=2),
     st.dictionaries(texts, st.builds(Constructor, st.lists(texts, max_size=3).map(tuple),
-                                     st.lists(st.tuples(texts, steps), max_size=2).map(tuple), texts), max_size=2))
+                                     st.lists(st.tuples(texts, steps), max_size=2).map(tuple), texts), max_size=2),
+    st.frozensets(fields, max_size=2))
 
 
 def _through_json(data: object) -> object:

@@ -17,7 +17,7 @@ from keydrift.analysis.tree import (
 
 from keydrift.analysis import pairing, tree
 from keydrift.analysis.models import (
-    Constructor, Constructors, Derivations, Rewrite, constructor, managed_models, model_facts,
+    Constructor, Constructors, Derivations, Rewrite, constructor, managed_models, model_facts, relation_fields,
 )
 from keydrift.analysis.chains import FORWARDED_FIELDS, forwarded_mappings
 from keydrift.analysis.accesses import (
@@ -168,6 +168,8 @@ class ModuleInfo:
     user_model_aliases: Set[str] = field(default_factory=set)
     # manager/queryset class -> the one model of the module that makes its manager from it
     managed_models: Dict[str, str] = field(default_factory=dict)
+    # (entity, field) of relations to a record's id: never a natural key (models.relation_fields)
+    relations: FrozenSet[Tuple[str, str]] = frozenset()
 
 
 @dataclass
@@ -268,6 +270,10 @@ class FunctionWalker(Context):
     def add(self, kind: str, key: Key, node: ast.AST, role: str, call_id: int, via: str,
             saves: bool = False, assigned_at: Optional[ast.stmt] = None) -> None:
         target = (key.entity, key.field)
+        if self.is_relation(target) and not is_remote(key.value.steps):
+            # a record or its id has one spelling: a helper re-binding or resolving it changes no
+            # key. One a remote answer chose stays: the service picks the record (remote identity)
+            return
         model_rewrite, model_absorbs = self.model_key_facts(target)
         absorbs = key.absorbs | model_absorbs
         value, rewritten_by = key.value, key.rewritten_by
@@ -292,6 +298,13 @@ class FunctionWalker(Context):
         if self.analysis is not None:
             return self.analysis.model_key_facts(target)  # type: ignore[attr-defined]
         return self.module.rewrites.get(target), self.module.field_absorbs.get(target, frozenset())
+
+    def is_relation(self, target: Tuple[str, str]) -> bool:
+        """The entity's model declares the field a relation (``models.relation_fields``), in this
+        module or in the project module the model is imported from."""
+        if self.analysis is not None:
+            return self.analysis.is_relation(target)  # type: ignore[attr-defined]
+        return target in self.module.relations
 
     def string_value(self, node: ast.expr) -> Optional[str]:
         node = self.resolve(node)
@@ -1246,6 +1259,7 @@ def module_info(module: ast.Module) -> ModuleInfo:
                 info.constructors[statement.name] = made
     info.managed_models = managed_models(module)
     model_facts(module, info.rewrites, info.field_absorbs, info.derivations)
+    info.relations = relation_fields(module)
     return info
 
 

@@ -17,11 +17,12 @@ from keydrift.analysis import imports
 from keydrift.analysis.facts import Step, Value
 from keydrift.analysis.receivers import block, plain_string
 from keydrift.analysis.tree import (
-    FUNCTION_TYPES, FunctionNode, all_argument_values, is_elif, keyword_arg,
+    FUNCTION_TYPES, FunctionNode, all_argument_values, is_elif, keyword_arg, unspread_positional_args,
 )
 from keydrift.analysis.values import Evaluator, code, dotted_name, last_name
 from keydrift.frameworks import django_orm as django
 from keydrift.frameworks import schema
+from keydrift.frameworks import sqlalchemy_orm as sqla
 
 # Methods that run whenever a record is stored.
 SAVING_METHODS = frozenset({"save", "clean", "full_clean", "before_save", "pre_save", "__init__"})
@@ -389,6 +390,53 @@ def _class_facts(cls: ast.ClassDef, rewrites: Dict[Tuple[str, str], Rewrite],
                 rewrites[(entity, field_name)] = Rewrite(steps, f"{entity}.{node.name}()", node)
         for field_name, steps in _validator_rewrites(node):
             rewrites[(entity, field_name)] = Rewrite(steps, f"{entity}.{node.name}()", node)
+
+
+# A record's identity the database assigns: a relation that references it holds an id.
+_IDENTITY_COLUMNS = frozenset({"id", "pk"})
+
+
+def relation_fields(module: ast.Module) -> FrozenSet[Tuple[str, str]]:
+    """(model, field) of each field the module's models declare as a relation to another
+    record's identity: a Django/peewee ``ForeignKey``/``OneToOneField``/``ManyToManyField`` (and
+    its ``<field>_id`` column), a SQLAlchemy ``relationship()``, a column with
+    ``ForeignKey("users.id")``. Its value is a record or a database id, which has one spelling:
+    re-binding or re-fetching the record changes no key. A relation to another field
+    (``to_field="email"``, ``ForeignKey("users.email")``) holds that natural key and is none."""
+    found: Set[Tuple[str, str]] = set()
+    for statement in module.body:
+        if not isinstance(statement, ast.ClassDef):
+            continue
+        for name, call in _class_fields(statement):
+            if _holds_a_record(call):
+                found.add((statement.name, name))
+                if last_name(call.func) in schema.RELATION_FIELD_CALLS:
+                    found.add((statement.name, name + django.RELATION_COLUMN_SUFFIX))
+    return frozenset(found)
+
+
+def _holds_a_record(call: ast.Call) -> bool:
+    callee = last_name(call.func)
+    if callee in sqla.RELATIONSHIP_CALLS:
+        return True
+    if callee in schema.RELATION_FIELD_CALLS:
+        referenced = [keyword_arg(call, name) for name in django.REFERENCED_FIELD_KEYWORDS]
+        return all(r is None or _identity(r) for r in referenced)
+    if callee not in schema.COLUMN_CALLS:
+        return False
+    references = [a.args[0] if a.args else None for a in unspread_positional_args(call)
+                  if isinstance(a, ast.Call) and last_name(a.func) == sqla.FOREIGN_KEY_CALL]
+    keyword = keyword_arg(call, sqla.FOREIGN_KEY_KEYWORD)
+    if keyword is not None:
+        references.append(keyword)
+    return bool(references) and all(r is not None and _identity(r) for r in references)
+
+
+def _identity(reference: ast.expr) -> bool:
+    """``"users.id"``, ``User.id``, ``"pk"``: the referenced column is the record's id."""
+    text = plain_string(reference)
+    name = text.rsplit(".", 1)[-1] if text is not None else last_name(reference)
+    return name in _IDENTITY_COLUMNS
 
 
 def managed_models(module: ast.Module) -> Dict[str, str]:

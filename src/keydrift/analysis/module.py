@@ -197,6 +197,21 @@ class ModuleAnalysis:
         found = self.imported_class(target[0])
         return found[0].derivations.get((found[1], target[1]), ()) if found else ()  # type: ignore[attr-defined]
 
+    def is_relation(self, target: Tuple[str, str]) -> bool:
+        """A relation field of the model (``models.relation_fields``), declared here or where the
+        model is imported from (by name, or through an imported module: ``m.Order``)."""
+        entity = target[0]
+        if target in self.info.relations:
+            return True
+        found = self.imported_class(entity)
+        if found is not None:
+            return (found[1], target[1]) in found[0].relations  # type: ignore[attr-defined]
+        if entity in self.classes or entity in self.imports or self.project is None:
+            return False
+        return entity[:1].isupper() and any(
+            target in self.project.module_export(m, self.file).relations  # type: ignore[attr-defined]
+            for m in self._imported_modules())
+
     def model_key_facts(self, target: Tuple[str, str]) -> Tuple[Optional[Rewrite], FrozenSet[str]]:
         entity, field_name = target
         if entity in self.classes or self.project is None:

@@ -357,7 +357,8 @@ def _export_of(analysis: Any, tree: ast.Module, path: str, relative: str) -> "Mo
     return ModuleExport(_with_locations(analysis.statement_of, os.path.abspath(path), summaries),
                         dict(analysis.info.rewrites), dict(analysis.info.field_absorbs),
                         dict(analysis.info.primary_keys), set(analysis.info.validation_models), keys,
-                        dict(analysis.info.derivations), dict(analysis.info.constructors))
+                        dict(analysis.info.derivations), dict(analysis.info.constructors),
+                        analysis.info.relations)
 
 
 @dataclass(frozen=True)
@@ -371,6 +372,7 @@ class ModuleExport:
     keys: ModuleKeys = EMPTY_KEYS  # what the module contributes to the project registry
     derivations: Derivations = field(default_factory=dict)  # keys save() derives from a field
     constructors: Constructors = field(default_factory=dict)  # how calling a class fills its fields
+    relations: FrozenSet[Tuple[str, str]] = frozenset()  # relation fields: a record's id, no key
 
     def to_json(self) -> Dict[str, Any]:
         return {
@@ -386,6 +388,7 @@ class ModuleExport:
             "rewrites": [[entity, name, steps_to_json(r.steps), r.by]
                          for (entity, name), r in self.rewrites.items()],
             "absorbs": [[entity, name, sorted(kinds)] for (entity, name), kinds in self.absorbs.items()],
+            "relations": sorted([entity, name] for entity, name in self.relations),
         }
 
     @staticmethod
@@ -403,6 +406,7 @@ class ModuleExport:
                                     tuple((str(f), steps_from_json(steps))
                                           for f, steps in rewrites), str(by))
              for name, (positional, rewrites, by) in data.get("constructors", {}).items()},
+            frozenset((str(e), str(f)) for e, f in data.get("relations", ())),
         )
 
 

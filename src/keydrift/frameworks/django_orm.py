@@ -90,6 +90,12 @@ IN_LOOKUPS: Dict[str, FrozenSet[str]] = {"in": frozenset()}
 # Django's lookup function wrappers used inside Q/filter arguments.
 Q_OBJECTS: FrozenSet[str] = frozenset({"Q"})
 PRIMARY_KEY_ALIASES: FrozenSet[str] = frozenset({"pk"})
+# Keywords of a relation field naming the referenced field when it is not the primary key
+# (``ForeignKey(User, to_field="email")``; peewee ``ForeignKeyField(User, field=User.email)``):
+# the column then holds that natural key, not a record's id.
+REFERENCED_FIELD_KEYWORDS: Tuple[str, ...] = ("to_field", "to_fields", "field")
+# Django names a relation's own column ``<field>_id`` (its attname).
+RELATION_COLUMN_SUFFIX = "_id"
 
 # Calls that return the project's user model (settings.AUTH_USER_MODEL).
 USER_MODEL_GETTERS: FrozenSet[str] = frozenset({"get_user_model"})

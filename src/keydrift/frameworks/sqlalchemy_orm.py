@@ -28,6 +28,13 @@ ON_CONFLICT_SET_KWARGS: FrozenSet[str] = frozenset({"set_", "update"})
 QUERY_UPDATE_METHODS: FrozenSet[str] = frozenset({"update"})
 QUERY_DELETE_METHODS: FrozenSet[str] = frozenset({"delete"})
 
+# Attributes that hold related records (``owner = relationship("User")``), not a column.
+RELATIONSHIP_CALLS: FrozenSet[str] = frozenset({"relationship", "relation", "dynamic_loader"})
+# The call that makes a column reference another table's column (``ForeignKey("users.id")``).
+FOREIGN_KEY_CALL = "ForeignKey"
+# SQLModel's ``Field(foreign_key="users.id")``.
+FOREIGN_KEY_KEYWORD = "foreign_key"
+
 # Session methods that read one record by primary key: session.get(Model, pk).
 GET_BY_PK_METHODS: FrozenSet[str] = frozenset({"get", "get_one"})
 # Session methods that store instances.

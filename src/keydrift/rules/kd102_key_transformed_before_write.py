@@ -28,7 +28,9 @@ class KeyTransformedBeforeWrite(Rule):
     conversion (`str`, `int`, `UUID`). Values are followed inside one function.
     A case-insensitive read (`__iexact`, `lower(col) = lower(?)`) absorbs a case change only.
     Not reported: a rename that replaces one variable part of the key by another
-    (`fqdn.replace(f".{old_zone}", f".{new_zone}")`): the new key is meant to differ.
+    (`fqdn.replace(f".{old_zone}", f".{new_zone}")`): the new key is meant to differ. Nor a
+    relation field (`ForeignKey`, `OneToOneField`, SQLAlchemy `relationship()` or a column
+    referencing `users.id`) set to a record a helper hands back: a record's id has one spelling.
     """
 
     CODE = "KD102"
