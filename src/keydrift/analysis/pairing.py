@@ -131,6 +131,26 @@ def _other_fields(rs: Tuple[Step, ...], ws: Tuple[Step, ...]) -> bool:
     return bool(rs and ws) and rs[0].kind == REDERIVED and ws[0].kind == REDERIVED
 
 
+def _other_templates(rs: Tuple[Step, ...], ws: Tuple[Step, ...]) -> bool:
+    """Both sides part ways at two key templates whose constant text differs by more than a
+    spelling (``f"Card_{i}"`` against ``f"Card_1{i}"``, ``f"{u}#owners"`` against
+    ``f"{u}#members"``): two keys of two records, as demo data and key families make them. Two
+    templates that differ only by case, whitespace or slashes (``f"https://{h}"`` against
+    ``f"https://{h}/"``) are one key spelled two ways, and still pair."""
+    if not (rs and ws and rs[0].kind == FORMAT and ws[0].kind == FORMAT):
+        return False
+    first, second = _template_text(rs[0].label), _template_text(ws[0].label)
+    return first is not None and second is not None and first != second
+
+
+def _template_text(label: str) -> Optional[str]:
+    """The constant text of a template label (``f"Card_{}"``) without the characters a
+    normalization changes; None when the label was shortened."""
+    if label.endswith("...") or "{" not in label:
+        return None
+    return re.sub(r"[\s/\\]", "", label).lower()
+
+
 def _literal(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))
 
@@ -314,7 +334,8 @@ def mismatch_for(write_index: int, write: KeyAccess, reads: Sequence[Tuple[int, 
             return None  # some read uses exactly the written key: the pair is consistent
         if (rs and _constructed_field(ws)) or (ws and _constructed_field(rs)):
             continue  # undecidable: see _constructed_field
-        if _renames(rs) or _renames(ws) or _other_fields(rs, ws) or _same_helper_other_call(read, write, reads):
+        if _renames(rs) or _renames(ws) or _other_fields(rs, ws) or _other_templates(rs, ws) \
+                or _same_helper_other_call(read, write, reads):
             continue
         if not rs and (_deduplicated(read, write, ws, scope) or _counter_suffixed(ws, scope)
                        or _record_identity(write, ws)):
