@@ -12,7 +12,7 @@ from keydrift.analysis.facts import (
     BYPASSED, CALL, CASE, DEFAULTS, FETCH, FORMAT, LOOKUP, NORMALIZER, PART, READ, REDERIVED, REMOTE, SLASH, SLUG, UNICODE,
     WHITESPACE, KeyAccess, Mismatch, Step,
 )
-from keydrift.analysis.values import is_remote
+from keydrift.analysis.values import is_remote, last_name
 
 _REDERIVING = (REDERIVED, FETCH, REMOTE)
 
@@ -250,14 +250,9 @@ def _loop_counters(loop: "ast.While | ast.For | ast.AsyncFor") -> set:
                 if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add)
                 and isinstance(node.target, ast.Name) and isinstance(node.value, ast.Constant)}
     if isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(loop.target, ast.Name) \
-            and isinstance(loop.iter, ast.Call) and _callee_name(loop.iter) in _COUNTING_ITERATORS:
+            and isinstance(loop.iter, ast.Call) and last_name(loop.iter.func) in _COUNTING_ITERATORS:
         counters.add(loop.target.id)
     return counters
-
-
-def _callee_name(call: ast.Call) -> str:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _made_in(arm: Sequence[ast.stmt], node: Optional[ast.AST], write: KeyAccess, scope: ast.AST) -> bool:

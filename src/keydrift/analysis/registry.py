@@ -369,15 +369,6 @@ def forms_disagree(first: Form, second: Form) -> bool:
     return not any(kind == NORMALIZER for kind, _ in first | second)
 
 
-def slug_only(form: Form) -> bool:
-    """The value is slugified and nothing else: a slug is the key's own canonical form, which the
-    project shows in its URLs and API answers, and clients pass it back as they got it
-    (``filter(slug=request.GET["channel"])``); a slug made out of something else (a name) to
-    find a row is another value, not the key spelled another way. A value respelled otherwise
-    (lowercased, stripped) is still compared."""
-    return bool(form) and all(kind == SLUG for kind, _ in form)
-
-
 def describe(form: Form) -> str:
     if not form:
         return "as given"

@@ -114,8 +114,6 @@ def string_literal(node: Optional[ast.AST]) -> Optional[str]:
     return None
 
 
-
-
 def is_true(node: Optional[ast.AST]) -> bool:
     return isinstance(node, ast.Constant) and node.value is True
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Callable, Dict, Iterator, Optional, Tuple
 
-from keydrift.analysis.facts import CASE, NORMALIZER, WHITESPACE
+from keydrift.analysis.facts import CASE, NORMALIZER, SLUG, WHITESPACE
 from keydrift.analysis.registry import (
     Form, KeyRecord, KeyUse, Origin, ProjectFinding, Registry, describe, elsewhere, entry_candidate, form_of,
-    forms_disagree, reportable_lookup, same_function, slug_only, stored_form,
+    forms_disagree, reportable_lookup, same_function, stored_form,
 )
 from keydrift.rules._base import Rule
 from keydrift.rules._examples import Invalid, Valid
@@ -130,7 +130,7 @@ class LookupDiffersFromStoredForm(Rule):
                     if stored is None or looked_up is None or not forms_disagree(looked_up, stored[0]):
                         continue
                     form, evidence = stored
-                    if not looked_up and slug_only(form):
+                    if not looked_up and _slug_only(form):
                         continue  # a slug is the identifier the project made and handed out: looked up as given
                     if not form and lookup.origin is Origin.PARAMETER:
                         continue  # a helper that canonicalizes its argument, rows stored as given: its callers decide
@@ -198,3 +198,10 @@ def _fix(lookup: KeyUse, looked_up: Form, stored: Form) -> Optional[FixFacts]:
     [(kind, name)] = stored
     return normalize_here(lookup, name) if kind == NORMALIZER else None
 
+
+def _slug_only(form: Form) -> bool:
+    """The key is stored slugified and nothing else: a slug is the key's own canonical form,
+    which the project shows in its URLs and API answers, and clients pass it back as they got it
+    (``filter(slug=request.GET["channel"])``). A lookup that respells it otherwise (lowercases
+    it, strips it) is still compared with the stored form."""
+    return bool(form) and all(kind == SLUG for kind, _ in form)
