@@ -13,13 +13,13 @@ from keydrift.rules._base import REQUIRED_SECTIONS
 from keydrift.types import Config
 
 KD3_KD4 = sorted(c for c in RULES_BY_CODE if c.startswith(("KD3", "KD4")))
-CONFIGURED = Config(root=".", normalizers=("app.urls.canonical",), boundary=("app.models",))
+CONFIGURED = Config(root=".", normalizers=("app.urls.canonical",), boundary=("app.models",), cache=False)
 
 
 def found(source, path="app/mod.py", config=None, family=("KD3", "KD4")):
     """(code, line) of the KD3/KD4 findings for a dedented snippet."""
     text = textwrap.dedent(source)
-    return [(f.code, f.line) for f in check_source(text, path, config or Config()) if f.code.startswith(family)]
+    return [(f.code, f.line) for f in check_source(text, path, config or Config(cache=False)) if f.code.startswith(family)]
 
 
 def codes(source, **kwargs):
@@ -70,7 +70,8 @@ def test_plain_unique_email_is_reported_at_its_line():
 
 
 def test_message_says_what_why_and_what_to_do():
-    [finding] = check_source("class User(Model):\n    email = models.EmailField(unique=True)\n", "m.py")
+    [finding] = check_source("class User(Model):\n    email = models.EmailField(unique=True)\n", "m.py",
+                             Config(cache=False))
     assert finding.message.startswith("KD301 User.email is unique but never canonicalized")
     assert '"Bob@Example.com" and "bob@example.com" become two rows' in finding.message
     assert "case-insensitive unique constraint" in finding.message

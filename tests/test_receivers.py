@@ -66,6 +66,47 @@ def test_index_finds_methods_defined_once_and_skips_what_is_not_a_regular_file(t
     receivers.forget()
 
 
+def test_the_stored_method_index_reads_again_only_the_files_that_changed(tmp_path, monkeypatch):
+    """Each file's methods are stored under its content: a new process reads the unchanged
+    ones from the cache, and an edited, added or removed file changes the index as a fresh
+    build would; a damaged entry is built again."""
+    from keydrift.diskcache import DiskCache
+
+    project = tmp_path / "project"
+    (project / "app").mkdir(parents=True)
+    (project / "app" / "store.py").write_text(
+        "class Store:\n    def add_user(self, email):\n        self.db.execute('INSERT', (email,))\n")
+    (project / "app" / "other.py").write_text("class Other:\n    def find_user(self, e):\n        pass\n")
+    cache = DiskCache(str(tmp_path / "cache"))
+    read = []
+    real = receivers._FileMethods.of
+    monkeypatch.setattr(receivers._FileMethods, "of", staticmethod(lambda text: read.append(text) or real(text)))
+
+    def build():
+        receivers.forget()  # as a new process would
+        read.clear()
+        return receivers.method_index(str(project), lambda path: os.path.relpath(path, project)[:-3].replace(os.sep, "."),
+                                      cache)
+
+    first = build()
+    assert len(read) == 2 and first.database == frozenset({"add_user"})
+    again = build()
+    assert read == [] and again == first
+    (project / "app" / "other.py").write_text(
+        "class Other:\n    def find_user_by_email(self, e):\n        return self.db.execute('SELECT', (e,))\n")
+    (project / "app" / "extra.py").write_text("class Extra:\n    def add_user(self, e):\n        pass\n")
+    edited = build()
+    assert len(read) == 2  # other.py and extra.py
+    assert sorted(edited.owners["add_user"]) == [("app.extra", "Extra.add_user"), ("app.store", "Store.add_user")]
+    assert edited.database == frozenset({"find_user_by_email"}) and "find_user" not in edited.owners
+    (project / "app" / "extra.py").unlink()
+    assert build().database == frozenset({"add_user", "find_user_by_email"}) and read == []
+    for entry in (tmp_path / "cache").glob("methods-*.json"):
+        entry.write_text('{"keydrift": "junk"')
+    assert build().database == frozenset({"add_user", "find_user_by_email"}) and len(read) == 2
+    receivers.forget()
+
+
 def test_mentioned_counts_calls_references_and_strings_but_not_definitions(tmp_path):
     (tmp_path / "app").mkdir()
     (tmp_path / "app" / "pool.py").write_text(

@@ -187,3 +187,61 @@ def test_an_importers_result_stands_when_its_dependency_exports_the_same(project
     write(project, {"app/repo.py": REPO.replace("url=url", "url=url.lower()")})
     assert run()["app/tasks.py"] == ["KD102"]
     assert sorted(analyzed) == ["app/repo.py", "app/tasks.py"]
+
+
+POOL_PROBE = """
+import concurrent.futures, sys
+from keydrift import timing
+from keydrift.cli import main
+
+class Refused(concurrent.futures.ProcessPoolExecutor):
+    def __init__(self, *args, **kwargs):
+        print("pool started")
+        super().__init__(*args, **kwargs)
+
+concurrent.futures.ProcessPoolExecutor = Refused
+main(["check", "-q", "-j", "2", *sys.argv[1:], "."])
+print("analyzed", timing.counters().get("files", 0))
+"""
+
+
+def probe_pool(root: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", POOL_PROBE, *extra], cwd=root, capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.fixture
+def larger_project(project: Path) -> Path:
+    """Enough modules for a process pool (16), most of them importing the models module."""
+    write(project, {f"app/job_{n}.py": f"""
+        from app.models import AuditResult
+
+        def find_{n}(url):
+            return AuditResult.objects.filter(url=url).first()
+    """ for n in range(17)})
+    return project
+
+
+def test_an_unchanged_run_starts_no_pool_and_a_run_of_many_misses_does(larger_project: Path) -> None:
+    cold = probe_pool(larger_project)
+    assert "pool started" in cold.stdout and "app/tasks.py:7:5: KD102" in cold.stdout, cold.stdout + cold.stderr
+    warm = probe_pool(larger_project)
+    assert warm.stdout == cold.stdout.replace("pool started\n", "").rsplit("analyzed", 1)[0] + "analyzed 0\n"
+    assert "pool started" in probe_pool(larger_project, "--no-cache").stdout
+
+
+def test_a_comment_in_a_module_checks_that_module_alone_and_no_pool(larger_project: Path) -> None:
+    """Its eighteen importers' results stand (its export is the same), without a process pool;
+    after an edit that changes what it exports, its importers are analyzed again."""
+    cold = check(larger_project, "-j", "2")
+    models = larger_project / "app" / "models.py"
+    models.write_text(models.read_text() + "# a comment\n")
+    touched = probe_pool(larger_project)
+    assert touched.stdout == cold.stdout + "analyzed 1\n", touched.stdout + touched.stderr
+    write(larger_project, {"app/models.py": MODELS.replace("url = models.URLField()", "url = models.URLField()\n"
+                                                           "    def save(self, *args, **kwargs):\n"
+                                                           "        self.url = self.url.lower()\n"
+                                                           "        super().save(*args, **kwargs)\n")})
+    edited = probe_pool(larger_project)  # the importers are analyzed again, in parallel
+    assert edited.stdout.startswith("pool started\n")
+    assert edited.stdout[len("pool started\n"):].rsplit("analyzed", 1)[0] == check(larger_project, "--no-cache").stdout

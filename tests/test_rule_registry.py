@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from keydrift.rules import ALL_RULES, find_rule
+from keydrift.codes import REGISTRY_CODES
+from keydrift.rules import ALL_RULES, REGISTRY_RULES, find_rule
 from keydrift.rules._base import REQUIRED_SECTIONS
 
 FAMILIES = {"1", "2", "3", "4", "9"}
@@ -18,6 +19,10 @@ def test_codes_are_unique_and_in_order() -> None:
     assert len(codes) == len(set(codes))
     assert codes == sorted(codes)
     assert all(re.fullmatch(r"KD\d{3}", c) and c[2] in FAMILIES for c in codes)
+
+
+def test_the_registry_codes_are_the_registry_rules() -> None:
+    assert REGISTRY_CODES == tuple(rule.CODE for rule in REGISTRY_RULES)
 
 
 @pytest.mark.parametrize("rule", ALL_RULES, ids=lambda r: r.CODE)

@@ -20,7 +20,6 @@ import sys
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from keydrift import __version__
-from keydrift.analysis.boundary import boundary_warnings
 from keydrift.audit.command import add_parser as add_audit_parser
 from keydrift.diskcache import CACHE_DIRECTORY
 from keydrift.baseline import BaselineError, new_findings, write_baseline
@@ -33,7 +32,7 @@ from keydrift.source import PARSE_ERROR
 from keydrift.noqa import apply_noqa
 from keydrift.output import FORMATTERS, ReportContext
 from keydrift.output.progress import Progress
-from keydrift.results import check_cached
+from keydrift.results import cached_findings, check_cached
 from keydrift.types import Config, Finding
 from keydrift.files import walk as _walk_files
 
@@ -157,21 +156,23 @@ def run_check(args: argparse.Namespace) -> int:
     return 1 if findings and not args.exit_zero else 0
 
 
-# Below this many files a process pool costs more than it saves.
+# Below this many files to analyze a process pool costs more than it saves.
 _PARALLEL_THRESHOLD = 16
 
 
 def check_files(files: Sequence[str], run_config: Config, args: argparse.Namespace) -> List[Finding]:
     """Every file's findings, sorted (so the output is the same for any --jobs); a progress
-    line on a terminal for long runs."""
+    line on a terminal for long runs. What the results cache holds is read here, so an
+    unchanged run, or one with a few edits, starts no process pool."""
     findings: List[Finding] = []
-    progress = Progress(None if args.quiet else sys.stderr, len(files))
-    jobs = _jobs(args, files)
+    pending = _check_cached_files(files, run_config, args, findings)
+    progress = Progress(None if args.quiet else sys.stderr, len(pending))
+    jobs = _jobs(args, pending)
     try:
         if jobs > 1:
-            findings = _check_in_parallel(files, run_config, args, jobs, progress)
+            findings.extend(_check_in_parallel(pending, run_config, args, jobs, progress))
         else:
-            for number, path in enumerate(files, start=1):
+            for number, path in enumerate(pending, start=1):
                 progress.show(number, path)
                 findings.extend(_check_one(path, run_config, args))
     finally:
@@ -179,6 +180,53 @@ def check_files(files: Sequence[str], run_config: Config, args: argparse.Namespa
     findings.extend(_project_findings(files, run_config, args))
     findings.sort(key=Finding.sort_key)
     return findings
+
+
+def _check_cached_files(files: Sequence[str], run_config: Config, args: argparse.Namespace,
+                        findings: List[Finding]) -> List[str]:
+    """The files the results cache cannot answer for (their findings go to ``findings``). A
+    result whose imported modules changed is confirmed here (their exports compared) when
+    the changes are few; else it is left to the checks, in parallel."""
+    pending: List[str] = []
+    undecided: Dict[str, Tuple[bytes, Config]] = {}
+    changed: Set[str] = set()
+    for path in files:
+        if path == STDIN:
+            pending.append(path)
+            continue
+        config = run_config if args.config else _file_config(path, run_config, args)
+        if not args.config and is_excluded(path, config):
+            continue  # as in ``_check_one``
+        try:
+            data = read_source(path)
+        except OSError:
+            pending.append(path)
+            continue
+        found = cached_findings(data, path, config)
+        if found.findings is not None:
+            findings.extend(_reported(found.findings, data, config))
+            continue
+        pending.append(path)
+        if found.changed:
+            undecided[path] = (data, config)
+            changed.update(found.changed)
+    if len(pending) - len(undecided) + len(changed) >= _PARALLEL_THRESHOLD:
+        return pending
+    confirmed = _confirmed(undecided, findings)
+    return [path for path in pending if path not in confirmed]
+
+
+def _confirmed(undecided: Dict[str, Tuple[bytes, Config]], findings: List[Finding]) -> Set[str]:
+    """The files whose cached results stand because every export they read is the same (their
+    findings go to ``findings``). The first comparison with a changed module analyzes it; the
+    others reuse that."""
+    confirmed = set()
+    for path, (data, config) in undecided.items():
+        found = cached_findings(data, path, config, confirm=True)
+        if found.findings is not None:
+            confirmed.add(path)
+            findings.extend(_reported(found.findings, data, config))
+    return confirmed
 
 
 def _project_findings(files: Sequence[str], run_config: Config, args: argparse.Namespace) -> List[Finding]:
@@ -250,6 +298,8 @@ def _warn_about(config: Config) -> None:
     if config.config_file in _WARNED:
         return
     _WARNED.add(config.config_file)
+    from keydrift.analysis.boundary import boundary_warnings  # the analysis: not on a warm run's path
+
     for warning in boundary_warnings(config):
         print(warning, file=sys.stderr)
 
@@ -307,8 +357,12 @@ def check_file(path: str, config: Config) -> List[Finding]:
 
 
 def check_data(data: bytes, path: str, config: Config) -> List[Finding]:
-    findings = [f for f in check_cached(data, path, config) if finding_allowed(f, config)]
-    return apply_noqa(findings, data)
+    return _reported(check_cached(data, path, config), data, config)
+
+
+def _reported(findings: List[Finding], data: bytes, config: Config) -> List[Finding]:
+    """What is reported of a file's findings: its configuration's codes, no ``# noqa`` line."""
+    return apply_noqa([f for f in findings if finding_allowed(f, config)], data)
 
 
 def read_source(path: str) -> bytes:

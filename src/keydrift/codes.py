@@ -7,6 +7,10 @@ from typing import Tuple
 
 from keydrift.types import Config
 
+# The codes of ``rules.REGISTRY_RULES`` (a test keeps the two the same): whether a run needs the
+# project-wide registry is decided without importing the rules.
+REGISTRY_CODES: Tuple[str, ...] = ("KD108", "KD109", "KD110")
+
 
 def code_matches(code: str, prefixes: Tuple[str, ...]) -> bool:
     return any(code.startswith(p) for p in prefixes)

@@ -204,7 +204,7 @@ def _calls_database_methods(text: str, path: str, config: Config) -> bool:
     """Whether the file calls a method the project defines once, next to database code
     (``self.store.add_threepid(...)``): a read or a write through a receiver."""
     project, file, _, _ = _locate(path, config)
-    for module, qualified in called_database_methods(text, project.root, project.module_name_of):
+    for module, qualified in called_database_methods(text, project.root, project.module_name_of, project.cache):
         summary = project.summary(module, qualified, file)
         if summary is not None and summary.accesses:
             return True

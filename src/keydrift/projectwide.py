@@ -17,6 +17,7 @@ import os
 import stat
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
+from keydrift.codes import REGISTRY_CODES, rule_selected
 from keydrift.deepstack import call_with_deep_stack
 from keydrift.diskcache import CACHE_DIRECTORY, DiskCache, code_fingerprint, digest, file_digest
 from keydrift.files import walk
@@ -52,9 +53,7 @@ def findings_for(path: str, config: Config, fresh: bool = True, check: Optional[
 def registry_selected(config: Config) -> bool:
     """Whether any registry rule is selected: ``--select KD3`` or ``--ignore KD108,KD109,KD110``
     builds no registry (it costs a look at every module of the project)."""
-    from keydrift.rules import REGISTRY_RULES, rule_selected
-
-    return any(rule_selected(rule.CODE, config) for rule in REGISTRY_RULES)
+    return any(rule_selected(code, config) for code in REGISTRY_CODES)
 
 
 def _takes_part(path: str, config: Config) -> bool:
@@ -218,7 +217,7 @@ class _MethodsFingerprint:
         if self.value is None:
             from keydrift.analysis.receivers import method_index
 
-            index = method_index(self.project.root, self.project.module_name_of)  # type: ignore[attr-defined]
+            index = method_index(self.project.root, self.project.module_name_of, self.project.cache)  # type: ignore[attr-defined]
             owned = sorted((name, tuple(index.owners[name][0])) for name in index.database)
             self.value = digest(repr(owned).encode("utf-8", "surrogatepass"))
         return self.value
@@ -335,7 +334,7 @@ def _distribution(path: str, root: str) -> str:
 
 def _registry_findings(modules: list, root: str, config: Config) -> Dict[str, List[Finding]]:
     from keydrift.analysis.registry import Registry
-    from keydrift.rules import REGISTRY_RULES, rule_selected
+    from keydrift.rules import REGISTRY_RULES
 
     registry = Registry(modules, root)
     found: Dict[str, List[Finding]] = {}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Union
 
 from keydrift.diskcache import (
     CACHE_DIRECTORY, EXPORT_DEPENDENCY, DiskCache, code_fingerprint, digest, directory_mtime, file_digest,
@@ -42,11 +42,8 @@ def check_cached(source: Union[str, bytes], path: str, config: Config, tree: "Op
     cache = _cache_for(config)
     key = _entry_key(path, config, cache)
     source_digest = digest(data)
-    entry = cache.load(key)
-    found = _valid_findings(entry, source_digest, path, config)
+    found = _lookup(cache, key, source_digest, path, config, confirm=True).findings
     if found is not None:
-        if entry and entry.get("refreshed"):  # a dependency's new digest, its export unchanged
-            cache.store(key, {name: entry[name] for name in ("digest", "deps", "findings")})
         return _respelled(found, path, spelled)
     from keydrift.engine import check_source_recorded
 
@@ -55,6 +52,51 @@ def check_cached(source: Union[str, bytes], path: str, config: Config, tree: "Op
         cache.store(key, {"digest": source_digest, "deps": deps,
                           "findings": [_finding_to_json(f) for f in findings]})
     return _respelled(findings, path, spelled)
+
+
+class CacheLookup(NamedTuple):
+    """What the results cache holds for a file: its findings when they stand, else None, and
+    then the module files that changed when the result may still stand (their exports decide),
+    None for a plain miss."""
+
+    findings: Optional[List[Finding]]
+    changed: Optional[List[str]] = None
+
+
+_MISS = CacheLookup(None)
+
+
+def cached_findings(data: bytes, path: str, config: Config, confirm: bool = False) -> CacheLookup:
+    """The findings the cache holds for ``path`` (holding ``data``), for a front end that decides
+    which files it must check. Without ``confirm`` nothing of the analysis is loaded: a result
+    whose module files changed comes back undecided (``changed``); with it, their exports are
+    compared, as ``check_cached`` does."""
+    if not config.cache:
+        return _MISS
+    spelled, path = path, _canonical(path)
+    cache = _cache_for(config)
+    found = _lookup(cache, _entry_key(path, config, cache), digest(data), path, config, confirm)
+    return found if found.findings is None else found._replace(findings=_respelled(found.findings, path, spelled))
+
+
+def _lookup(cache: DiskCache, key: str, source_digest: str, path: str, config: Config, confirm: bool) -> CacheLookup:
+    entry = cache.load(key)
+    if entry is None or entry.get("digest") != source_digest:
+        return _MISS
+    try:
+        deps = entry["deps"]
+        changed = stale_modules(deps)
+        if changed and confirm:
+            if not _exports_hold(deps, changed, path, source_digest, config):
+                return _MISS
+            # a dependency's new digest, its export unchanged: the next run need not compare again
+            cache.store(key, {"digest": source_digest, "deps": deps, "findings": entry["findings"]})
+            changed = []
+        if changed is None or changed:
+            return CacheLookup(None, changed)
+        return CacheLookup([_finding_from_json(item) for item in entry["findings"]])
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return _MISS  # a damaged entry is a miss
 
 
 def _canonical(path: str) -> str:
@@ -92,20 +134,6 @@ def _entry_key(path: str, config: Config, cache: DiskCache) -> str:
     return "r-" + digest(identity.encode("utf-8", "surrogatepass"))
 
 
-def _valid_findings(entry: Optional[dict], source_digest: str, path: str, config: Config) -> Optional[List[Finding]]:
-    if entry is None or entry.get("digest") != source_digest:
-        return None
-    try:
-        deps = entry["deps"]
-        before = dict(deps)
-        if not dependencies_hold(deps, path, source_digest, config):
-            return None
-        entry["refreshed"] = deps != before
-        return [_finding_from_json(item) for item in entry["findings"]]
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return None  # a damaged entry is a miss
-
-
 def dependencies_hold(deps: Dict[str, str], path: str, source_digest: str, config: Config) -> bool:
     """Whether a result computed for ``path`` with these dependencies still holds: every one is
     unchanged, or module files changed but every module export the result read is the same
@@ -114,8 +142,12 @@ def dependencies_hold(deps: Dict[str, str], path: str, source_digest: str, confi
     changed = stale_modules(deps)
     if changed is None:
         return False
-    if not changed:
-        return True
+    return not changed or _exports_hold(deps, changed, path, source_digest, config)
+
+
+def _exports_hold(deps: Dict[str, str], changed: List[str], path: str, source_digest: str, config: Config) -> bool:
+    """Whether every export the result read is the same although ``changed`` files are not
+    (they are then brought up to date in ``deps``)."""
     from keydrift.engine import exports_unchanged  # loads the analysis: only when something changed
 
     if not exports_unchanged(deps, path, source_digest, config):

@@ -380,7 +380,7 @@ class ModuleAnalysis:
         """The project's user model: ``AUTH_USER_MODEL = "accounts.Account"`` -> "Account"."""
         if self.project is None:
             return DEFAULT_USER_MODEL
-        index = method_index(self.project.root, self.project.module_name_of)  # type: ignore[attr-defined]
+        index = method_index(self.project.root, self.project.module_name_of, self.project.cache)  # type: ignore[attr-defined]
         return index.user_model or DEFAULT_USER_MODEL
 
     def _only_definition(self, method: str, label: str, holder: str = "") -> Optional[Resolved]:
@@ -393,7 +393,8 @@ class ModuleAnalysis:
             owners = [name for name in self.units if name.count(".") == 1 and name.endswith("." + method)]
             owners = [name for name in owners if name.split(".", 1)[0] != holder]
             return self._local(owners[0], label) if len(owners) == 1 else None
-        found = unique_method(self.project.root, method, self.project.module_name_of)  # type: ignore[attr-defined]
+        found = unique_method(self.project.root, method, self.project.module_name_of,  # type: ignore[attr-defined]
+                             self.project.cache)  # type: ignore[attr-defined]
         if found is None:
             return None
         module, qualified = found

@@ -80,7 +80,7 @@ class ProjectIndex:
     def database_methods(self) -> FrozenSet[str]:
         """Methods the project defines once, next to database code (``analysis/receivers.py``):
         a function calling one is kept by the function gate."""
-        return method_index(self.root, self.module_name_of).database
+        return method_index(self.root, self.module_name_of, self.cache).database
 
     def summary(self, module_name: str, qualified: str, near: str = "") -> Optional[FunctionSummary]:
         return self.module_summaries(module_name, near).get(qualified)

@@ -23,6 +23,7 @@ from typing import Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Option
 
 
 from keydrift.analysis.helpernames import name_tokens
+from keydrift.diskcache import DiskCache, code_fingerprint, digest, file_digest
 from keydrift.analysis.tree import (
     FUNCTION_TYPES, FunctionNode, concatenated_literals, parameters, segment, string_literal,
 )
@@ -272,20 +273,23 @@ def forget() -> None:
     _MENTIONED.clear()
 
 
-def method_index(root: str, module_of: Callable[[str], str]) -> MethodIndex:
+def method_index(root: str, module_of: Callable[[str], str], cache: Optional[DiskCache] = None) -> MethodIndex:
+    """The project's method index, built once per process; ``cache``: the project's cache,
+    where what each file contributes is kept by the file's content (see ``_FileMethods``)."""
     index = _METHOD_INDEXES.get(root)
     if index is None:
-        index = _METHOD_INDEXES[root] = _index(root, module_of)
+        index = _METHOD_INDEXES[root] = _index(root, module_of, cache or DiskCache(None))
     return index
 
 
-def called_database_methods(text: str, root: str, module_of: Callable[[str], str]) -> Iterator[Tuple[str, str]]:
+def called_database_methods(text: str, root: str, module_of: Callable[[str], str],
+                            cache: Optional[DiskCache] = None) -> Iterator[Tuple[str, str]]:
     """(module, "Class.method") of each method the text calls that the project defines once, in
     a module with database vocabulary (``self.store.add_threepid(...)`` in a handler)."""
     called = [m.group(1) for m in _CALLED_METHOD.finditer(text)]
     if not any(resolvable_by_name(name) for name in called):
         return  # nothing the index could hold: a file that calls none need not build it (a walk of the project)
-    index = method_index(root, module_of)
+    index = method_index(root, module_of, cache)
     seen: Set[str] = set()
     for name in called:
         if name in index.database and name not in seen:
@@ -298,33 +302,91 @@ def resolvable_by_name(method: str) -> bool:
     return not method.startswith("__") and len(name_tokens(method)) >= 2
 
 
-def unique_method(root: str, method: str, module_of: Callable[[str], str]) -> Optional[Tuple[str, str]]:
+def unique_method(root: str, method: str, module_of: Callable[[str], str],
+                  cache: Optional[DiskCache] = None) -> Optional[Tuple[str, str]]:
     """(module, "Class.method") of the project's only class that defines ``method``."""
-    found = method_index(root, module_of).owners.get(method, ())
+    found = method_index(root, module_of, cache).owners.get(method, ())
     return found[0] if len(found) == 1 else None
 
 
-def _index(root: str, module_of: Callable[[str], str]) -> MethodIndex:
+class _FileMethods(NamedTuple):
+    """What one file's text gives the method index: its methods ("Class.method"), whether it
+    has database vocabulary, the model its ``AUTH_USER_MODEL`` setting names ("" if none)."""
+
+    methods: Tuple[str, ...]
+    database: bool
+    user_model: str
+
+    @staticmethod
+    def of(text: str) -> "_FileMethods":
+        setting = _USER_MODEL_SETTING.search(text)
+        return _FileMethods(tuple(_methods(text)), DATABASE_VOCABULARY.search(text) is not None,
+                            setting.group(1) if setting else "")
+
+
+def _index(root: str, module_of: Callable[[str], str], cache: DiskCache) -> MethodIndex:
+    """The index from every file's ``_FileMethods``: the stored ones of files whose content is
+    the same (the index is rebuilt in every process that needs it, and it reads every file)."""
+    key = "methods-" + digest(repr((os.path.abspath(root), code_fingerprint())).encode("utf-8", "surrogatepass"))
+    stored = _stored_file_methods(cache.load(key))
+    kept: Dict[str, list] = {}
     index = MethodIndex()
     database: Set[str] = set()
     for path in _python_files(root):
-        text = _read_regular_file(path)
-        if text is None:
-            continue
-        module = module_of(path)
+        found = _file_methods(path, stored, kept)
+        module = module_of(path) if found is not None else ""
         if not module:
             continue
-        methods = list(_methods(text))
-        names = [qualified.rsplit(".", 1)[-1] for qualified in methods]
-        for name, qualified in zip(names, methods):
+        names = [qualified.rsplit(".", 1)[-1] for qualified in found.methods]
+        for name, qualified in zip(names, found.methods):
             index.owners.setdefault(name, []).append((module, qualified))
-        if names and DATABASE_VOCABULARY.search(text):
+        if names and found.database:
             database.update(n for n in names if resolvable_by_name(n))
-        setting = _USER_MODEL_SETTING.search(text) if not index.user_model else None
-        if setting is not None:
-            index.user_model = setting.group(1)
+        if found.user_model and not index.user_model:
+            index.user_model = found.user_model
     index.database = frozenset(n for n in database if len(index.owners.get(n, ())) == 1)
+    if kept != stored:
+        cache.store(key, {"files": kept})
     return index
+
+
+def _file_methods(path: str, stored: Dict[str, list], kept: Dict[str, list]) -> Optional[_FileMethods]:
+    """A file's ``_FileMethods``, stored under its digest (``kept`` gets it); None for what
+    is not a readable regular file."""
+    content = _regular_file_digest(path)
+    if content is None:
+        return None
+    record = stored.get(path)
+    if record is not None and record[0] == content:
+        try:
+            _, methods, database, user_model = record
+            found = _FileMethods(tuple(str(m) for m in methods), bool(database), str(user_model))
+        except (TypeError, ValueError):
+            found = None  # a damaged record is made again
+        if found is not None:
+            kept[path] = record
+            return found
+    text = _read_regular_file(path)
+    if text is None:
+        return None
+    found = _FileMethods.of(text)
+    kept[path] = [content, list(found.methods), found.database, found.user_model]
+    return found
+
+
+def _stored_file_methods(entry: Optional[dict]) -> Dict[str, list]:
+    files = entry.get("files") if isinstance(entry, dict) else None
+    return {p: r for p, r in files.items() if isinstance(r, list)} if isinstance(files, dict) else {}
+
+
+def _regular_file_digest(path: str) -> Optional[str]:
+    """The digest of a regular file (a FIFO named ``x.py`` is never opened), None otherwise."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+    except OSError:
+        return None
+    return file_digest(path)
 
 
 def _methods(text: str) -> Iterator[str]:
