@@ -121,16 +121,10 @@ def test_a_change_in_any_contributing_module_invalidates_the_findings(project):
     assert _codes("club/other.py", config) == [("KD108", 5)]
 
 
-def test_a_touched_module_replaces_only_its_own_stored_contribution(project, monkeypatch):
-    """The stored registry keeps each module's contribution with what decided it: after an
-    edit, only the edited module and the modules that consulted it are asked again, and the
-    findings are those of a full assembly."""
+def _modules_asked_of_the_index(monkeypatch) -> list:
+    """The modules (relative paths) whose registry facts are asked of the index from now on."""
     from keydrift import projectwide
 
-    _write(project, {"club/models.py": MODELS, "club/reset.py": RESET, "club/store.py": STORE,
-                     "club/handlers.py": HANDLER, "club/servlets.py": SERVLET})
-    config = Config(root=str(project))
-    assert _codes("club/reset.py", config) == [("KD108", 5)]
     asked = []
     real = projectwide._module_keys
 
@@ -139,6 +133,18 @@ def test_a_touched_module_replaces_only_its_own_stored_contribution(project, mon
         return real(index, path, *args, **kwargs)
 
     monkeypatch.setattr(projectwide, "_module_keys", counted)
+    return asked
+
+
+def test_a_touched_module_replaces_only_its_own_stored_contribution(project, monkeypatch):
+    """The stored registry keeps each module's contribution with what decided it: after an
+    edit, only the edited module and the modules that consulted it are asked again, and the
+    findings are those of a full assembly."""
+    _write(project, {"club/models.py": MODELS, "club/reset.py": RESET, "club/store.py": STORE,
+                     "club/handlers.py": HANDLER, "club/servlets.py": SERVLET})
+    config = Config(root=str(project))
+    assert _codes("club/reset.py", config) == [("KD108", 5)]
+    asked = _modules_asked_of_the_index(monkeypatch)
     forget()
     forget_indexes()
     (project / "club" / "servlets.py").write_text(SERVLET + "# edited\n")
@@ -169,6 +175,72 @@ def test_a_stored_contribution_decided_by_the_method_index_follows_it(project):
     assert _still_valid(dict(record, methods=""), file_digest(path), lambda: "after", path, Config(root=str(project))) is not None
     assert _still_valid(dict(record, deps={path: "stale"}), file_digest(path), lambda: "before", path, Config(root=str(project))) is None
     assert _still_valid({"digest": file_digest(path)}, file_digest(path), lambda: "before", path, Config(root=str(project))) is None  # damaged
+
+
+def _offers_after_checking(project: Path, config: Config, paths: list) -> list:
+    """What a CLI worker hands the parent: each module's contribution, made right after its check."""
+    from keydrift.cli import check_file
+    from keydrift.projectwide import offer_after_check
+
+    offers = []
+    for path in paths:
+        check_file(path, config)
+        offers.append(offer_after_check(path, config))
+    return offers
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_contributions_offered_by_the_checking_processes_are_used_as_they_are(project, monkeypatch, cache):
+    """The CLI's workers hand each module's registry contribution to the parent, which then
+    reads, parses and analyzes no module again; an offer made for an older text of a module is
+    not used (the edit is seen)."""
+    from keydrift import projectwide
+
+    paths = ["club/__init__.py", "club/models.py", "club/reset.py", "club/store.py", "club/handlers.py",
+             "club/servlets.py"]
+    _write(project, {"club/models.py": MODELS, "club/reset.py": RESET, "club/store.py": STORE,
+                     "club/handlers.py": HANDLER, "club/servlets.py": SERVLET})
+    config = Config(root=str(project), cache=cache)
+    offers = _offers_after_checking(project, config, paths)
+    assert all(offer is not None and offer[1] == os.path.normpath(str(project / path))
+               for offer, path in zip(offers, paths))
+    forget()  # the parent: another process, with nothing in memory
+    forget_indexes()
+    for offer in offers:
+        projectwide.accept(offer)
+    (project / "club" / "models.py").write_text(MODELS.replace("self.email.lower()", "self.email"))
+    asked = _modules_asked_of_the_index(monkeypatch)
+    assert _codes("club/servlets.py", config) == [("KD108", 5)]
+    assert _codes("club/reset.py", config) == []  # the edited save() no longer lowercases
+    assert sorted(asked) == ["club/models.py", "club/reset.py"]  # reset.py's offer read the old models.py
+
+
+@pytest.mark.parametrize("cache", [[], ["--no-cache"]])
+def test_the_cli_reports_the_same_registry_findings_with_workers_as_alone(project, capsys, cache):
+    from keydrift.cli import main
+
+    _write(project, {"club/models.py": MODELS, "club/reset.py": RESET, "club/store.py": STORE,
+                     "club/handlers.py": HANDLER, "club/servlets.py": SERVLET})
+    for number in range(16):  # enough files for a process pool
+        (project / "club" / f"plain{number}.py").write_text(f"X = {number}\n")
+    reports = []
+    for jobs in ("2", "1", "2"):
+        forget()
+        forget_indexes()
+        main(["check", "-q", "--exit-zero", "--format", "json", "-j", jobs, *cache, "."])
+        reports.append(sorted((f["path"], f["line"], f["code"]) for f in json.loads(capsys.readouterr().out)["findings"]))
+    assert reports[0] == reports[1] == reports[2]
+    assert ("club/reset.py", 5, "KD108") in reports[0] and ("club/servlets.py", 5, "KD108") in reports[0]
+
+
+def test_no_offer_without_a_registry_rule_or_for_what_is_not_a_module(project):
+    from keydrift.projectwide import offer_after_check
+
+    _write(project, {"club/models.py": MODELS, "club/notes.txt": "x"})
+    assert offer_after_check("club/models.py", Config(root=str(project), select=("KD3",))) is None
+    assert offer_after_check("club/notes.txt", Config(root=str(project))) is None
+    assert offer_after_check("club/gone.py", Config(root=str(project))) is None
+    assert offer_after_check("-", Config(root=str(project))) is None
 
 
 def test_the_flake8_plugin_reports_registry_findings_for_its_file(project):

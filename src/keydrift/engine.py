@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import os
 import re
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from keydrift.analysis.facts import RawFinding
 from keydrift.analysis.keyflow import ModuleFacts
@@ -25,7 +25,7 @@ from keydrift.analysis.project import ProjectIndex, project_index
 from keydrift.analysis.tree import source_lines
 from keydrift.config import called_name, import_root
 from keydrift.analysis.positions import resolve_positions
-from keydrift.analysis.receivers import called_database_methods
+from keydrift.analysis.receivers import called_database_methods, calls_resolvable_methods
 from keydrift.rules import ALL_RULES, rule_selected
 from keydrift.source import ANALYSIS_ERROR, PARSE_ERROR, SourceError, decode_source  # noqa: F401 - engine API
 from keydrift.timing import count, stage
@@ -51,7 +51,7 @@ def check_source(source: Union[str, bytes], path: str, config: Optional[Config] 
     count("files")
     count("lines", lines)
     with stage("prefilter"):
-        has_database = database_relevant(text, path, config)
+        has_database = _checked_relevance(text, path, config)
         if not has_database and not NORMALIZER_VOCABULARY.search(text) and not _mentions_normalizer(text, config):
             return []
     count("files analyzed")
@@ -109,13 +109,52 @@ def _absolute_path(path: str, config: Config) -> str:
     return here
 
 
+class Relevance(NamedTuple):
+    """Why a module may read or write keys: ``reason`` is "text" (database vocabulary or a
+    configured wrapper), "imports" (it imports a project module whose functions do), "methods"
+    (it calls a method the project defines next to database code), or "" (it cannot);
+    ``methods_consulted``: the project's method index took part in the answer (so the answer
+    can change when another file does)."""
+
+    reason: str
+    methods_consulted: bool
+
+
+# The answer of the last check, by file, configuration and text: the registry asks about a
+# module right after its check (``projectwide.offer_after_check``). One answer only, never an
+# old one: whether an import makes a module relevant can change with another file.
+_LAST_RELEVANCE: List[Tuple[str, str, Relevance]] = []
+
+
 def database_relevant(text: str, path: str, config: Config) -> bool:
     """Whether a module may read or write keys: database vocabulary, a configured wrapper, or
     an import of a project module whose functions do (a caller that reads and writes only
     through project helpers has no vocabulary of its own)."""
+    return bool(relevance(text, path, config).reason)
+
+
+def relevance(text: str, path: str, config: Config) -> Relevance:
+    """``database_relevant``, with the reason (see ``Relevance``)."""
+    key = repr((os.path.abspath(path), _memo_key(config)))
+    if _LAST_RELEVANCE and _LAST_RELEVANCE[0][0] == key and _LAST_RELEVANCE[0][1] == text:
+        return _LAST_RELEVANCE[0][2]
     if relevant_by_text(text, config):
-        return True
-    return _imports_database_helpers(text, path, config) or _calls_database_methods(text, path, config)
+        return Relevance("text", False)
+    if _imports_database_helpers(text, path, config):
+        return Relevance("imports", False)
+    consulted = calls_resolvable_methods(text)
+    return Relevance("methods" if consulted and _calls_database_methods(text, path, config) else "", consulted)
+
+
+def _checked_relevance(text: str, path: str, config: Config) -> bool:
+    """The prefilter's answer for a module being checked, kept for the registry's question."""
+    answer = relevance(text, path, config)
+    _LAST_RELEVANCE[:] = [(repr((os.path.abspath(path), _memo_key(config))), text, answer)]
+    return bool(answer.reason)
+
+
+def _memo_key(config: Config) -> tuple:
+    return (config.root, config.readers, config.writers, config.tables, config.normalizers)
 
 
 def relevant_by_text(text: str, config: Config) -> bool:

@@ -22,7 +22,7 @@ from keydrift.deepstack import call_with_deep_stack
 from keydrift.diskcache import CACHE_DIRECTORY, DiskCache, code_fingerprint, digest, file_digest
 from keydrift.files import walk
 from keydrift.timing import stage
-from keydrift.results import dependencies_hold, fix_from_json, fix_to_json
+from keydrift.results import dependencies_hold, fix_from_json, fix_to_json, stale_modules
 from keydrift.types import Config, Finding, Location
 
 # the project's files' digests, and the registry's findings (None: not assembled yet)
@@ -30,6 +30,15 @@ _MEMO: Dict[str, Tuple[Dict[str, str], Optional[Dict[str, List[Finding]]]]] = {}
 
 # Checks a module (absolute path) as its front end would, through the results cache.
 Checker = Callable[[str], None]
+
+# A module's registry contribution, made by the process that has just checked it, for the
+# process that assembles the registry: (the registry's memo key, the module's absolute path,
+# the record ``_contribution`` stores).
+Offer = Tuple[str, str, dict]
+
+# Contributions offered in this run (memo key -> module path -> record): the registry is
+# assembled from them without reading, parsing or analyzing those modules a second time.
+_OFFERED: Dict[str, Dict[str, dict]] = {}
 
 
 def findings_for(path: str, config: Config, fresh: bool = True, check: Optional[Checker] = None) -> List[Finding]:
@@ -50,6 +59,35 @@ def findings_for(path: str, config: Config, fresh: bool = True, check: Optional[
     return [_as_given(f, path) for f in by_file.get(absolute, ())]
 
 
+def offer_after_check(path: str, config: Config) -> Optional[Offer]:
+    """The registry contribution of ``path``, a module this process has just checked (its
+    analysis and its imports' exports are still in memory, so this costs little), for the
+    process that will assemble the registry (``accept``). None when no registry is needed or
+    the module cannot be read."""
+    if path in ("-", "stdin") or not path.endswith(".py") or not registry_selected(config):
+        return None
+    from keydrift.analysis.project import project_index
+
+    absolute = _absolute(path, config)
+    file_hash = file_digest(absolute) if _regular(absolute) else None
+    if file_hash is None:
+        return None
+    project = project_index(config, use_cache=config.cache)
+    try:
+        record, _ = call_with_deep_stack(
+            lambda: _contribution(project, absolute, file_hash, config, _methods_of(project), portable=True))
+    except Exception:  # noqa: BLE001 - the assembling process asks the index itself
+        return None
+    return _memo_key(config), absolute, record
+
+
+def accept(offer: Optional[Offer]) -> None:
+    """Keep a contribution another process (or this one) made while checking a module."""
+    if offer is not None:
+        key, path, record = offer
+        _OFFERED.setdefault(key, {})[path] = record
+
+
 def registry_selected(config: Config) -> bool:
     """Whether any registry rule is selected: ``--select KD3`` or ``--ignore KD108,KD109,KD110``
     builds no registry (it costs a look at every module of the project)."""
@@ -60,8 +98,13 @@ def _takes_part(path: str, config: Config) -> bool:
     """Whether the module contributes to the registry (as ``_build`` decides): only its own
     analysis and its imports' are needed to know, not the whole project's."""
     from keydrift.analysis.project import project_index
+    from keydrift.analysis.registry import keys_from_json
 
-    keys, _ = _module_keys(project_index(config, use_cache=config.cache), path, config)
+    offered = _OFFERED.get(_memo_key(config), {}).get(path)
+    if offered is not None and offered.get("digest") == file_digest(path):
+        keys = None if offered["keys"] is None else keys_from_json(offered["keys"])
+    else:
+        keys, _ = _module_keys(project_index(config, use_cache=config.cache), path, config)
     return keys is not None and _contributes(keys)
 
 
@@ -129,6 +172,8 @@ def project_findings(config: Config, fresh: bool = True, path_hint: str = "",
 
 def forget() -> None:
     _MEMO.clear()
+    _OFFERED.clear()
+    _METHODS.clear()
 
 
 def _memo_key(config: Config) -> str:
@@ -183,11 +228,12 @@ def _keys_of_modules(project: object, state: Dict[str, str], config: Config, che
     each claims a module before analyzing it (a file created exclusively in the cache folder)
     and leaves the ones another has claimed to the end, when their exports are usually on disk."""
     directory = project.cache.directory if check is not None else None  # type: ignore[attr-defined]
-    methods = _MethodsFingerprint(project)
+    methods = _methods_of(project)
+    offered = _OFFERED.get(_memo_key(config), {})
     keys_of: Dict[str, object] = {}
     claimed_elsewhere = []
-    for path, digest in state.items():
-        kept = _still_valid(stored.get(path), digest, methods, path, config)
+    for path, file_hash in state.items():
+        kept = _offered(offered.get(path), file_hash) or _still_valid(stored.get(path), file_hash, methods, path, config)
         if kept is not None:
             contributions[path], keys_of[path] = kept
             continue
@@ -196,12 +242,39 @@ def _keys_of_modules(project: object, state: Dict[str, str], config: Config, che
             claimed_elsewhere.append(path)
             continue
         try:
-            contributions[path], keys_of[path] = _contribution(project, path, digest, config, methods, check)
+            contributions[path], keys_of[path] = _contribution(project, path, file_hash, config, methods, check)
         finally:
             _release(claim)
     for path in claimed_elsewhere:
         contributions[path], keys_of[path] = _contribution(project, path, state[path], config, methods)
     return keys_of
+
+
+def _offered(record: Optional[dict], file_hash: str) -> Optional[Tuple[dict, object]]:
+    """(the record, its keys) of a contribution made in this run of the module as it still is,
+    from files that are all as they were (no export is compared: anything changed since means
+    asking again)."""
+    from keydrift.analysis.registry import keys_from_json
+
+    if record is None or record.get("digest") != file_hash:
+        return None
+    try:
+        if stale_modules(record["deps"]) != []:
+            return None
+        return record, None if record["keys"] is None else keys_from_json(record["keys"])
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+
+
+# One fingerprint of the method index per project index in this process.
+_METHODS: Dict[int, Tuple[object, "_MethodsFingerprint"]] = {}
+
+
+def _methods_of(project: object) -> "_MethodsFingerprint":
+    known = _METHODS.get(id(project))
+    if known is None or known[0] is not project:
+        known = _METHODS[id(project)] = (project, _MethodsFingerprint(project))
+    return known[1]
 
 
 class _MethodsFingerprint:
@@ -224,18 +297,19 @@ class _MethodsFingerprint:
 
 
 def _contribution(project: object, path: str, file_hash: str, config: Config, methods: _MethodsFingerprint,
-                  check: Optional[Checker] = None) -> Tuple[dict, object]:
+                  check: Optional[Checker] = None, portable: bool = False) -> Tuple[dict, object]:
     """A module's registry facts, and the stored form of them with what decided them: the
     files and directories the index consulted, and the method index when the module's text
-    alone did not make it relevant."""
+    alone did not make it relevant. ``portable``: the record is for another process, so it
+    holds the facts even when nothing is stored."""
     from keydrift.analysis.registry import keys_to_json
 
-    if not config.cache:  # nothing is stored: no need to know what decided it
+    if not config.cache and not portable:  # nothing is stored: no need to know what decided it
         return {}, _module_keys(project, path, config, check)[0]
     with project.recording() as consulted:  # type: ignore[attr-defined]
-        keys, by_text = _module_keys(project, path, config, check)
+        keys, by_methods = _module_keys(project, path, config, check)
     record = {"digest": file_hash, "deps": dict(consulted), "keys": None if keys is None else keys_to_json(keys),
-              "methods": "" if by_text else methods()}
+              "methods": methods() if by_methods else ""}
     return record, keys
 
 
@@ -292,29 +366,30 @@ def _release(claim: str) -> None:
 
 def _module_keys(project: object, path: str, config: Config, check: Optional[Checker] = None) -> Tuple[object, bool]:
     """A module's registry facts (None for modules that take no part: tests, migrations, files
-    that cannot touch a key), and whether that was decided by its name and text alone.
-    ``check`` is run on a module that does take part before its facts are read: the check
-    leaves its export with the index."""
+    that cannot touch a key), and whether the project's method index took part in deciding
+    that (the answer can then change with another file). ``check`` is run on a module that
+    does take part before its facts are read: the check leaves its export with the index."""
     from keydrift.analysis.boundary import is_migration_module, is_test_module
     from keydrift.analysis.project import module_name_for
-    from keydrift.engine import database_relevant, relevant_by_text
+    from keydrift.engine import relevance
 
     module_name, _ = module_name_for(path, project.root)  # type: ignore[attr-defined]
     if is_test_module(module_name) or is_migration_module(module_name):
-        return None, True  # fixtures and one-off rewrites are not how the application stores keys
+        return None, False  # fixtures and one-off rewrites are not how the application stores keys
     try:
         with open(path, "rb") as handle:
             text = handle.read().decode("utf-8", "replace")
         if "\x00" in text:
-            return None, True
-        by_text = relevant_by_text(text, config)
-        if not by_text and not database_relevant(text, path, config):
             return None, False
+        text = text[1:] if text.startswith("\ufeff") else text  # as the engine reads it
+        why = relevance(text, path, config)
+        if not why.reason:
+            return None, why.methods_consulted
         if check is not None:
             check(path)
-        return project.export_for_file(path).keys, by_text  # type: ignore[attr-defined]
+        return project.export_for_file(path).keys, why.methods_consulted  # type: ignore[attr-defined]
     except (OSError, RecursionError, ValueError):
-        return None, False
+        return None, True  # asked again whenever anything it could depend on changes
 
 
 _DISTRIBUTION_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")

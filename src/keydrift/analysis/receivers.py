@@ -286,15 +286,20 @@ def called_database_methods(text: str, root: str, module_of: Callable[[str], str
                             cache: Optional[DiskCache] = None) -> Iterator[Tuple[str, str]]:
     """(module, "Class.method") of each method the text calls that the project defines once, in
     a module with database vocabulary (``self.store.add_threepid(...)`` in a handler)."""
-    called = [m.group(1) for m in _CALLED_METHOD.finditer(text)]
-    if not any(resolvable_by_name(name) for name in called):
+    if not calls_resolvable_methods(text):
         return  # nothing the index could hold: a file that calls none need not build it (a walk of the project)
+    called = [m.group(1) for m in _CALLED_METHOD.finditer(text)]
     index = method_index(root, module_of, cache)
     seen: Set[str] = set()
     for name in called:
         if name in index.database and name not in seen:
             seen.add(name)
             yield index.owners[name][0]
+
+
+def calls_resolvable_methods(text: str) -> bool:
+    """Whether the text calls a method ``called_database_methods`` would look up in the index."""
+    return any(resolvable_by_name(m.group(1)) for m in _CALLED_METHOD.finditer(text))
 
 
 def resolvable_by_name(method: str) -> bool:
