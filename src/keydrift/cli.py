@@ -21,6 +21,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from keydrift import __version__
 from keydrift.audit.command import add_parser as add_audit_parser
+from keydrift.deepstack import call_with_deep_stack
 from keydrift.diskcache import CACHE_DIRECTORY
 from keydrift.baseline import BaselineError, new_findings, write_baseline
 from keydrift.config import (
@@ -285,14 +286,16 @@ def _check_and_offer(path: str, run_config: Config, args: argparse.Namespace) ->
     """A worker's check of one file, and the file's registry contribution made while its
     analysis is still in the worker's memory: the parent assembles the registry from these
     instead of reading and analyzing every module again on one core."""
-    seen = counters().get("files", 0)
-    found = _check_one(path, run_config, args)
-    if path == STDIN or counters().get("files", 0) == seen:
-        return found, None  # a result from the cache: the stored contribution is still good
-    config = run_config if args.config else _file_config(path, run_config, args)
-    if is_excluded(path, config):
-        return found, None
-    return found, offer_after_check(path, config)
+    def check_and_offer() -> Tuple[List[Finding], Optional[Offer]]:
+        seen = counters().get("files", 0)
+        found = _check_one(path, run_config, args)
+        if path == STDIN or counters().get("files", 0) == seen:
+            return found, None  # a result from the cache: the stored contribution is still good
+        config = run_config if args.config else _file_config(path, run_config, args)
+        if is_excluded(path, config):
+            return found, None
+        return found, offer_after_check(path, config)
+    return call_with_deep_stack(check_and_offer)  # one analysis thread for both (see deepstack.py)
 
 
 def _check_one(path: str, run_config: Config, args: argparse.Namespace) -> List[Finding]:
