@@ -14,6 +14,8 @@ one run, with every timed command run from the tree's root on ``.``:
   cache on, so it fills it), warm (cache present, nothing changed) and with one file touched
   (a comment appended to a models.py with database vocabulary, restored byte for byte after),
   as ratios to the anchor; whether the warm and touched reports equal the cold one;
+- the registry's share (issue 11): the cold run over a cold run with the registry rules
+  ignored (``--ignore KD108,KD109,KD110``: no registry is built), at most 1.15;
 - ``flake8 --select F,KD`` (this interpreter, keydrift installed, its cache emptied first) over
   the anchor: the plugin's added cost; then once more with the results it cached (an unchanged
   tree, as in pre-commit or CI with a kept cache);
@@ -98,6 +100,8 @@ RSS_WRAPPER = (
     "sys.exit(rc)\n"
 )
 RSS_LIMIT = 300 * 2 ** 20
+REGISTRY_CODES = "KD108,KD109,KD110"  # the rules of the project-wide registry (issue 11)
+REGISTRY_SHARE_LIMIT = 1.15  # the registry may make a cold run at most 15% slower
 
 
 def log(message: str) -> None:
@@ -309,9 +313,9 @@ def keydrift_code_digest() -> str:
 
 # --- commands ---------------------------------------------------------------------------------
 
-def keydrift_check(jobs: int, output: str, paths: Sequence[str] = (".",)) -> List[str]:
+def keydrift_check(jobs: int, output: str, paths: Sequence[str] = (".",), ignore: str = "") -> List[str]:
     return [sys.executable, "-m", "keydrift", "check", "-j", str(jobs), "--quiet", "--format", "json",
-            "--output", output, "--exit-zero", *paths]
+            "--output", output, "--exit-zero", *(["--ignore", ignore] if ignore else []), *paths]
 
 
 def flake8(python: str, select: str, jobs: int) -> List[str]:
@@ -450,6 +454,10 @@ def measure_tree(name: str, tree: Path, stats: TreeStats, jobs: int, repeat: int
         with Touched(tree / m.touched_file, number):
             timed("keydrift touched", keydrift_check(jobs, report))
         clear_keydrift_caches(tree)
+        # the project-wide registry's share of a cold run: the same run without its rules
+        # (no registry is built then); its report is not compared with the others
+        timed("cold without registry", keydrift_check(jobs, report, ignore=REGISTRY_CODES))
+        clear_keydrift_caches(tree)
         timed("flake8 F,KD", flake8(sys.executable, "F,KD", jobs), stdout=flake8_out)
         m.plugin_codes = flake8_codes(flake8_out)
         # again, with the results the plugin just cached: the cost on an unchanged tree
@@ -534,6 +542,7 @@ def rows_for(m: Measurements, stats: TreeStats, baseline_note: str) -> List[Row]
         ratio_row("flake8 --select F,KD / anchor", runs.get("flake8 F,KD"), anchor, 1.3),
         ratio_row("flake8 --select F,KD, cache warm / anchor", runs.get("flake8 F,KD warm"), anchor, 1.05),
         start_up_row(runs),
+        registry_share_row(runs),
         rss_row(runs.get("keydrift cold")),
         *growth_rows(m.growth),
         *same_report_rows(m),
@@ -549,6 +558,13 @@ def rows_for(m: Measurements, stats: TreeStats, baseline_note: str) -> List[Row]
         Row("anchor flake8", baseline_note),
     ]
     return rows
+
+
+def registry_share_row(runs: Dict[str, Run]) -> Row:
+    figure = f"registry's share: cold check / cold with --ignore {REGISTRY_CODES}"
+    row = ratio_row(figure, runs.get("keydrift cold"), runs.get("cold without registry") or Run(0.0, 0, ""),
+                    REGISTRY_SHARE_LIMIT)
+    return row if row.value == "n/a" else replace(row, value=row.value.split(" (")[0])
 
 
 def start_up_row(runs: Dict[str, Run]) -> Row:
