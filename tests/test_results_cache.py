@@ -245,3 +245,19 @@ def test_a_comment_in_a_module_checks_that_module_alone_and_no_pool(larger_proje
     edited = probe_pool(larger_project)  # the importers are analyzed again, in parallel
     assert edited.stdout.startswith("pool started\n")
     assert edited.stdout[len("pool started\n"):].rsplit("analyzed", 1)[0] == check(larger_project, "--no-cache").stdout
+
+
+def test_one_look_reads_each_dependency_once_and_only_inside_the_block(tmp_path: Path, monkeypatch) -> None:
+    from keydrift import results
+
+    module = tmp_path / "m.py"
+    module.write_text("x = 1\n")
+    looked: List[str] = []
+    real = results.file_digest
+    monkeypatch.setattr(results, "file_digest", lambda path: looked.append(path) or real(path))
+    dependency = str(module)
+    with results.one_look():
+        first = results.current_dependency(dependency)
+        assert results.current_dependency(dependency) == first and len(looked) == 1
+    module.write_text("x = 2\n")
+    assert results.current_dependency(dependency) != first and len(looked) == 2

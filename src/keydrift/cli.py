@@ -15,7 +15,6 @@ import argparse
 from dataclasses import replace
 import os
 import stat
-import subprocess
 import sys
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
@@ -34,7 +33,7 @@ from keydrift.noqa import apply_noqa
 from keydrift.output import FORMATTERS, ReportContext
 from keydrift.output.progress import Progress
 from keydrift.projectwide import Offer, accept, offer_after_check
-from keydrift.results import cached_findings, check_cached
+from keydrift.results import cached_findings, check_cached, one_look
 from keydrift.timing import counters
 from keydrift.types import Config, Finding
 from keydrift.files import walk as _walk_files
@@ -129,6 +128,7 @@ def _positive_int(text: str) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    _DIRECTORY_CONFIGS.clear()  # a new run reads the configuration files afresh
     config = _run_config(args)
     files, missing = collect_files(args.paths, config)
     for path in missing:
@@ -168,7 +168,8 @@ def check_files(files: Sequence[str], run_config: Config, args: argparse.Namespa
     line on a terminal for long runs. What the results cache holds is read here, so an
     unchanged run, or one with a few edits, starts no process pool."""
     findings: List[Finding] = []
-    pending = _check_cached_files(files, run_config, args, findings)
+    with one_look():  # the tree as it is now: each file many results depend on is read once
+        pending = _check_cached_files(files, run_config, args, findings)
     progress = Progress(None if args.quiet else sys.stderr, len(pending))
     jobs = _jobs(args, pending)
     try:
@@ -335,9 +336,23 @@ def _report_broken_subtrees(files: Sequence[str]) -> None:
             print(fallback_note(broken, config), file=sys.stderr)
 
 
+# Each directory's configuration in this run (``run_check`` empties it): the cache, the check
+# and the registry each ask for every file's.
+_DIRECTORY_CONFIGS: Dict[Tuple[str, ...], Config] = {}
+
+
 def _file_config(path: str, run_config: Config, args: argparse.Namespace) -> Config:
     """The nearest pyproject.toml's configuration, for the file's own project; a broken one
-    below the run's gives way to the configuration above it."""
+    below the run's gives way to the configuration above it. The same for every file of a
+    directory."""
+    key = (os.path.dirname(os.path.abspath(path)), run_config.root, repr(
+        (args.select, args.ignore, getattr(args, "no_cache", False))))
+    if key not in _DIRECTORY_CONFIGS:
+        _DIRECTORY_CONFIGS[key] = _directory_config(path, run_config, args)
+    return _DIRECTORY_CONFIGS[key]
+
+
+def _directory_config(path: str, run_config: Config, args: argparse.Namespace) -> Config:
     config = _with_command_line_codes(load_config_or_parent(path)[0], args)
     if config.config_file and not args.quiet:
         _warn_about(config)
@@ -578,6 +593,8 @@ def changed_paths(revision: str) -> Set[str]:
 
 
 def _git(*arguments: str, revision: str = "") -> str:
+    import subprocess  # only for --changed-since
+
     try:
         done = subprocess.run(["git", *arguments], capture_output=True, timeout=120)
     except (OSError, subprocess.TimeoutExpired) as exc:

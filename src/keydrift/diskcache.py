@@ -10,7 +10,6 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from typing import Dict, List, Optional, Tuple
 
 from keydrift import __version__
@@ -147,6 +146,8 @@ class DiskCache:
             self.directory = None  # read-only or full: stop trying for this run
 
     def _write_atomically(self, path: str, text: str) -> None:
+        import tempfile  # not on the path of a run that writes nothing
+
         handle, temporary = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as out:
