@@ -167,3 +167,39 @@ def _fresh_state() -> None:
     os.environ.pop("KEYDRIFT_NO_CACHE", None)
     forget_indexes()
     clear_cache()
+
+
+def test_a_stored_export_stands_when_every_export_its_module_read_is_the_same(project: Path, monkeypatch) -> None:
+    """Early cutoff inside the index: after a comment in app/models.py only app/models.py is
+    analyzed again for app/repo.py's export, which reads the same export of it; an edit that
+    changes that export analyzes app/repo.py again. Each export is the one a fresh build gives."""
+    from keydrift.analysis.project import ProjectIndex, project_index
+
+    built: List[str] = []
+    real = ProjectIndex._build_export
+    monkeypatch.setattr(ProjectIndex, "_build_export",
+                        lambda self, name, path: built.append(name) or real(self, name, path))
+    near = str(project / "app" / "tasks.py")
+
+    def repo_export(cache: bool = True) -> str:
+        forget_indexes()  # as a new process would
+        clear_cache()
+        built.clear()
+        config = load_config(near)
+        index = project_index(config, use_cache=cache)
+        return index.fingerprint(index.module_export("app.repo", near))
+
+    first = repo_export()
+    assert sorted(built) == ["app.models", "app.repo"]
+    assert repo_export() == first and built == []
+    models = project / "app" / "models.py"
+    models.write_text(models.read_text() + "# a comment\n")
+    assert repo_export() == first and built == ["app.models"]
+    assert repo_export() == first and built == []  # the entry names the new digest now
+    models.write_text(models.read_text().replace("score = models.IntegerField()", "score = models.IntegerField()\n"
+                                                 "    def save(self, *args, **kwargs):\n"
+                                                 "        self.url = self.url.lower()\n"
+                                                 "        super().save(*args, **kwargs)"))
+    edited = repo_export()
+    assert sorted(built) == ["app.models", "app.repo"]
+    assert edited == repo_export(cache=False) != first

@@ -19,7 +19,8 @@ from contextlib import contextmanager
 from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
 from keydrift.diskcache import (
-    CACHE_DIRECTORY, EXPORT_DEPENDENCY, export_dependency, DiskCache, code_fingerprint, digest as _digest, directory_mtime, file_digest,
+    CACHE_DIRECTORY, EXPORT_DEPENDENCY, export_dependency, exported_module, DiskCache, code_fingerprint, digest as _digest,
+    directory_mtime, file_digest,
 )
 from keydrift.analysis.imports import SOURCE_ROOTS, module_name_for  # noqa: F401 - module_name_for: the index's API
 from keydrift.analysis.facts import step_kinds, steps_from_json, steps_to_json
@@ -208,9 +209,10 @@ class ProjectIndex:
             export = _export_of(analysis, tree, path, os.path.relpath(path, self.root).replace(os.sep, "/"))
         except RecursionError:
             return
-        self.modules[path] = (dict(deps), export)
+        files, reads = _split(deps)
+        self.modules[path] = (files, export)
         self.cache.store(self._export_key(digest, module_name),
-                         {"module": module_name, "deps": dict(deps), **export.to_json()})
+                         {"module": module_name, "deps": files, "reads": reads, **export.to_json()})
 
     def _export_key(self, digest: str, module_name: str) -> str:
         return _digest(f"{digest}:{self.config_key}:{module_name}".encode())
@@ -241,9 +243,14 @@ class ProjectIndex:
         """Record what was read of the module, by content. Every module the analysis reads is
         read here, and every other file it records is a dependency of one of these exports: a
         cached result whose files changed while every export it read is the same still holds
-        (an edit that changes no summary)."""
-        if self.recordings:
-            self._record({export_dependency(module_name, path): self.fingerprint(export)})
+        (an edit that changes no summary). The module being built keeps it too ("reads"), for
+        the same reason."""
+        stored = self.building and self.cache.directory is not None
+        if self.recordings or stored:
+            read = {export_dependency(module_name, path): self.fingerprint(export)}
+            self._record(read)
+            if stored:
+                self.building[-1][1].update(read)
         return export
 
     def fingerprint(self, export: "ModuleExport") -> str:
@@ -264,24 +271,55 @@ class ProjectIndex:
     def _load_or_build(self, module_name: str, path: str, digest: str) -> Tuple[Dict[str, str], "ModuleExport"]:
         key = self._export_key(digest, module_name)
         cached = self.cache.load(key)
-        if cached is not None and self._dependencies_unchanged(cached.get("deps", {})):
+        found = self._stored_export(key, cached, module_name, path, digest) if cached is not None else None
+        if found is not None:
+            deps, export = found
+        else:
+            self.building.append((module_name, {path: digest}))
             try:
-                export = ModuleExport.from_json(cached)
-                if self.building:
-                    self.building[-1][1].update(cached["deps"])
-                return dict(cached["deps"]), export
-            except (KeyError, TypeError, ValueError, AttributeError):
-                pass  # a damaged entry is rebuilt
-        self.building.append((module_name, {path: digest}))
-        try:
-            export = self._build(module_name, path)
-        finally:
-            _, deps = self.building.pop()
-            self.cut_frames.discard(id(deps))
+                export = self._build(module_name, path)
+            finally:
+                _, frame = self.building.pop()
+                self.cut_frames.discard(id(frame))
+            deps, reads = _split(frame)
+            self.cache.store(key, {"module": module_name, "deps": deps, "reads": reads, **export.to_json()})
         if self.building:
             self.building[-1][1].update(deps)
-        self.cache.store(key, {"module": module_name, "deps": deps, **export.to_json()})
         return deps, export
+
+    def _stored_export(self, key: str, cached: Dict[str, Any], module_name: str, path: str,
+                       digest: str) -> Optional[Tuple[Dict[str, str], "ModuleExport"]]:
+        """(its files, the export) of a stored entry that still holds: none of its files
+        changed, or every export the module read is the same (early cutoff: the entry is then
+        stored again with the files as they are)."""
+        try:
+            deps = cached["deps"]
+            if not self._dependencies_unchanged(deps):
+                reread = self._reads_unchanged(module_name, path, digest, cached.get("reads"))
+                if reread is None:
+                    return None
+                deps, reads = reread
+                self.cache.store(key, {**{name: value for name, value in cached.items() if name not in (
+                    "keydrift", "format")}, "deps": deps, "reads": reads})
+            return dict(deps), ModuleExport.from_json(cached)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None  # a damaged entry is rebuilt
+
+    def _reads_unchanged(self, module_name: str, path: str, digest: str,
+                         reads: object) -> Optional[Tuple[Dict[str, str], Dict[str, str]]]:
+        """What a module depends on now (its files, the exports it reads) when every export it
+        read when it was built is the same; None otherwise. They are read in a frame of the
+        module's own, so an import cycle is cut short where it was when the module was built."""
+        if not isinstance(reads, dict) or not reads:
+            return None
+        self.building.append((module_name, {path: digest}))
+        try:
+            same = all(self.fingerprint(self._export_at(*exported_module(dependency))) == fingerprint
+                       for dependency, fingerprint in reads.items())
+        finally:
+            _, frame = self.building.pop()
+            self.cut_frames.discard(id(frame))
+        return _split(frame) if same else None
 
     def _dependencies_unchanged(self, deps: object) -> bool:
         if not isinstance(deps, dict):
@@ -337,6 +375,12 @@ class ProjectIndex:
         self._record(consulted)
         count("analyses reused")
         return analysis
+
+
+def _split(deps: Dict[str, str]) -> Tuple[Dict[str, str], Dict[str, str]]:
+    """A frame's dependencies: (the files, by digest; the exports read, by fingerprint)."""
+    files = {name: value for name, value in deps.items() if not name.startswith(EXPORT_DEPENDENCY)}
+    return files, {name: value for name, value in deps.items() if name.startswith(EXPORT_DEPENDENCY)}
 
 
 def _export_of(analysis: Any, tree: ast.Module, path: str, relative: str) -> "ModuleExport":
