@@ -168,20 +168,20 @@ def check_files(files: Sequence[str], run_config: Config, args: argparse.Namespa
     line on a terminal for long runs. What the results cache holds is read here, so an
     unchanged run, or one with a few edits, starts no process pool."""
     findings: List[Finding] = []
-    with one_look():  # the tree as it is now: each file many results depend on is read once
+    with one_look():  # the tree as it is now: each file many results depend on is looked at once
         pending = _check_cached_files(files, run_config, args, findings)
-    progress = Progress(None if args.quiet else sys.stderr, len(pending))
-    jobs = _jobs(args, pending)
-    try:
-        if jobs > 1:
-            findings.extend(_check_in_parallel(pending, run_config, args, jobs, progress))
-        else:
-            for number, path in enumerate(pending, start=1):
-                progress.show(number, path)
-                findings.extend(_check_one(path, run_config, args))
-    finally:
-        progress.clear()
-    findings.extend(_project_findings(files, run_config, args))
+        progress = Progress(None if args.quiet else sys.stderr, len(pending))
+        jobs = _jobs(args, pending)
+        try:
+            if jobs > 1:
+                findings.extend(_check_in_parallel(pending, run_config, args, jobs, progress))
+            else:
+                for number, path in enumerate(pending, start=1):
+                    progress.show(number, path)
+                    findings.extend(_check_one(path, run_config, args))
+        finally:
+            progress.clear()
+        findings.extend(_project_findings(files, run_config, args))
     findings.sort(key=Finding.sort_key)
     return findings
 

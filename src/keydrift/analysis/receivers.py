@@ -315,18 +315,21 @@ def unique_method(root: str, method: str, module_of: Callable[[str], str],
 
 
 class _FileMethods(NamedTuple):
-    """What one file's text gives the method index: its methods ("Class.method"), whether it
-    has database vocabulary, the model its ``AUTH_USER_MODEL`` setting names ("" if none)."""
+    """What one file's text gives the method index: its methods ("Class.method"), the names of
+    those a call may be resolved by when the file has database vocabulary, the model its
+    ``AUTH_USER_MODEL`` setting names ("" if none)."""
 
     methods: Tuple[str, ...]
-    database: bool
+    database: Tuple[str, ...]
     user_model: str
 
     @staticmethod
     def of(text: str) -> "_FileMethods":
+        methods = tuple(_methods(text))
         setting = _USER_MODEL_SETTING.search(text)
-        return _FileMethods(tuple(_methods(text)), DATABASE_VOCABULARY.search(text) is not None,
-                            setting.group(1) if setting else "")
+        database = () if not methods or DATABASE_VOCABULARY.search(text) is None else tuple(
+            name for name in (qualified.rsplit(".", 1)[-1] for qualified in methods) if resolvable_by_name(name))
+        return _FileMethods(methods, database, setting.group(1) if setting else "")
 
 
 def _index(root: str, module_of: Callable[[str], str], cache: DiskCache) -> MethodIndex:
@@ -342,11 +345,9 @@ def _index(root: str, module_of: Callable[[str], str], cache: DiskCache) -> Meth
         module = module_of(path) if found is not None else ""
         if not module:
             continue
-        names = [qualified.rsplit(".", 1)[-1] for qualified in found.methods]
-        for name, qualified in zip(names, found.methods):
-            index.owners.setdefault(name, []).append((module, qualified))
-        if names and found.database:
-            database.update(n for n in names if resolvable_by_name(n))
+        for qualified in found.methods:
+            index.owners.setdefault(qualified.rsplit(".", 1)[-1], []).append((module, qualified))
+        database.update(found.database)
         if found.user_model and not index.user_model:
             index.user_model = found.user_model
     index.database = frozenset(n for n in database if len(index.owners.get(n, ())) == 1)
@@ -365,7 +366,7 @@ def _file_methods(path: str, stored: Dict[str, list], kept: Dict[str, list]) -> 
     if record is not None and record[0] == content:
         try:
             _, methods, database, user_model = record
-            found = _FileMethods(tuple(str(m) for m in methods), bool(database), str(user_model))
+            found = _FileMethods(tuple(map(str, methods)), tuple(map(str, database)), str(user_model))
         except (TypeError, ValueError):
             found = None  # a damaged record is made again
         if found is not None:
@@ -375,7 +376,7 @@ def _file_methods(path: str, stored: Dict[str, list], kept: Dict[str, list]) -> 
     if text is None:
         return None
     found = _FileMethods.of(text)
-    kept[path] = [content, list(found.methods), found.database, found.user_model]
+    kept[path] = [content, list(found.methods), list(found.database), found.user_model]
     return found
 
 
