@@ -81,3 +81,17 @@ def test_apply_noqa_filters_and_keeps_order():
     findings = [finding("KD101", 1), finding("KD101", 2), finding("KD102", 2), finding("KD900", 3)]
     assert apply_noqa(findings, source) == [finding("KD101", 1), finding("KD101", 2)]
     assert apply_noqa([], source) == []
+
+
+def test_a_file_is_tokenized_only_when_noqa_is_on_a_reported_line(monkeypatch):
+    from keydrift import noqa
+
+    tokenized = []
+    real = noqa._comments
+    monkeypatch.setattr(noqa, "_comments", lambda text: tokenized.append(1) or real(text))
+    source = "x = 1  # noqa\ny = Model.objects.get(url=u)\nz = 3  # noqa: KD101\n"
+    assert apply_noqa([finding(line=2)], source) == [finding(line=2)] and tokenized == []
+    assert apply_noqa([finding(line=2, end_line=3)], source) == [] and tokenized == [1]
+    # a line break tokenize does not count: the fallback's numbering is asked too
+    untokenizable = 'x = """\ry = 1  # noqa\n'
+    assert apply_noqa([finding(line=2)], untokenizable) == []

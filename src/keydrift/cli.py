@@ -21,7 +21,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 from keydrift import __version__
 from keydrift.audit.command import add_parser as add_audit_parser
 from keydrift.deepstack import call_with_deep_stack
-from keydrift.diskcache import CACHE_DIRECTORY
+from keydrift.diskcache import CACHE_DIRECTORY, remember_digest
 from keydrift.baseline import BaselineError, new_findings, write_baseline
 from keydrift.config import (
     ConfigError, fallback_note, finding_allowed, is_excluded, load_config, load_config_file, load_config_or_parent,
@@ -202,11 +202,12 @@ def _check_cached_files(files: Sequence[str], run_config: Config, args: argparse
         if not args.config and is_excluded(path, config):
             continue  # as in ``_check_one``
         try:
-            data = read_source(path)
+            data, status = _read_regular_file(path)
         except OSError:
             pending.append(path)
             continue
-        found = cached_findings(data, path, config)
+        # the registry's look at the project's files needs this file's digest too
+        found = cached_findings(data, path, config, source_digest=remember_digest(path, status, data))
         if found.findings is not None:
             findings.extend(_reported(found.findings, data, config))
             continue
@@ -401,11 +402,17 @@ def _reported(findings: List[Finding], data: bytes, config: Config) -> List[Find
 
 
 def read_source(path: str) -> bytes:
+    return _read_regular_file(path)[0]
+
+
+def _read_regular_file(path: str) -> Tuple[bytes, os.stat_result]:
+    """The file's bytes, and its status before they were read."""
     # A FIFO or device named *.py would block or never end: only regular files are read.
-    if not stat.S_ISREG(os.stat(path).st_mode):
+    status = os.stat(path)
+    if not stat.S_ISREG(status.st_mode):
         raise OSError("not a regular file")
     with open(path, "rb") as handle:
-        return handle.read()
+        return handle.read(), status
 
 
 def _unreadable(path: str, exc: OSError) -> Finding:

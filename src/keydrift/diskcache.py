@@ -55,6 +55,14 @@ def file_digest(path: str) -> Optional[str]:
     return _FILE_DIGESTS[stamp]
 
 
+def remember_digest(path: str, status: os.stat_result, data: bytes) -> str:
+    """The digest of ``data``, read from ``path`` after ``os.stat`` gave ``status``; kept for
+    ``file_digest`` of the path (normalized, absolute), so that a file read once is not read again."""
+    found = digest(data)
+    _FILE_DIGESTS[(os.path.normpath(os.path.abspath(path)), status.st_mtime_ns, status.st_size)] = found
+    return found
+
+
 def directory_mtime(directory: str) -> str:
     """A directory's mtime: it changes when an entry is created, removed or renamed; "" if gone."""
     try:

@@ -58,8 +58,23 @@ def apply_noqa(findings: Iterable[Finding], source: Union[str, bytes]) -> List[F
     findings = list(findings)
     if not findings:
         return findings
-    noqa = noqa_lines(source)
+    text = _as_text(source)
+    if not _noqa_within(findings, text):
+        return findings  # no need to tokenize the file
+    noqa = noqa_lines(text)
     return [f for f in findings if not is_suppressed(f, noqa)]
+
+
+def _noqa_within(findings: List[Finding], text: str) -> bool:
+    """Whether the word noqa is on a line some finding spans: by the line numbers of
+    ``tokenize`` (lines end at "\n") or of the fallback (``splitlines``), whichever is larger."""
+    spans = [(f.line, max(f.line, f.end_line)) for f in findings]
+    for match in NOQA_WORD.finditer(text):
+        first = text.count("\n", 0, match.start()) + 1
+        last = len((text[:match.start()] + "x").splitlines())
+        if any(start <= last and first <= end for start, end in spans):
+            return True
+    return False
 
 
 def _as_text(source: Union[str, bytes]) -> str:

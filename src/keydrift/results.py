@@ -67,16 +67,17 @@ class CacheLookup(NamedTuple):
 _MISS = CacheLookup(None)
 
 
-def cached_findings(data: bytes, path: str, config: Config, confirm: bool = False) -> CacheLookup:
-    """The findings the cache holds for ``path`` (holding ``data``), for a front end that decides
-    which files it must check. Without ``confirm`` nothing of the analysis is loaded: a result
-    whose module files changed comes back undecided (``changed``); with it, their exports are
-    compared, as ``check_cached`` does."""
+def cached_findings(data: bytes, path: str, config: Config, confirm: bool = False,
+                    source_digest: str = "") -> CacheLookup:
+    """The findings the cache holds for ``path`` (holding ``data``, of digest ``source_digest``
+    when the caller knows it), for a front end that decides which files it must check. Without
+    ``confirm`` nothing of the analysis is loaded: a result whose module files changed comes
+    back undecided (``changed``); with it, their exports are compared, as ``check_cached`` does."""
     if not config.cache:
         return _MISS
     spelled, path = path, _canonical(path)
     cache = _cache_for(config)
-    found = _lookup(cache, _entry_key(path, config, cache), digest(data), path, config, confirm)
+    found = _lookup(cache, _entry_key(path, config, cache), source_digest or digest(data), path, config, confirm)
     return found if found.findings is None else found._replace(findings=_respelled(found.findings, path, spelled))
 
 
