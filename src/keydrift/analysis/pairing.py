@@ -183,6 +183,21 @@ def _record_identity(write: KeyAccess, ws: Tuple[Step, ...]) -> bool:
     return all(s.kind == REDERIVED and s.label.rsplit(".", 1)[-1] in _IDENTITY_FIELDS for s in ws)
 
 
+def _found_exactly_by_this_key(read: KeyAccess, write: KeyAccess, ws: Tuple[Step, ...]) -> bool:
+    """The write's key is the key field of the record a helper found by this very key, compared
+    exactly (``clip = find_clip(token)`` ... ``filter(token=clip.token)``, the helper doing
+    ``filter(token=token)``): a row an exact comparison found holds the key byte for byte as it
+    was given, so the write selects the row the read found (or, when the helper returns another
+    record, another row on purpose). Found case-insensitively (``url__iexact``) or by a key
+    the helper transformed, the row's spelling may differ: still a re-derivation."""
+    if len(ws) != 1 or ws[0].kind != REDERIVED or read.absorbs or read.value.steps or not read.trace:
+        return False
+    call, _, field = ws[0].label.rpartition(".")
+    callee = read.trace[0][0]
+    return field == write.field and callee.endswith("()") and call.startswith(callee[:-2] + "(") \
+        and read.value.origins == write.value.origins
+
+
 def _same_helper_other_call(read: KeyAccess, write: KeyAccess, reads: Sequence[Tuple[int, KeyAccess]]) -> bool:
     """The read and the write come from two calls of one helper, and the write's own call looks
     the key up exactly as it writes it (``ensure_tag(label)``, ``ensure_tag(label.lower())``):
@@ -333,7 +348,7 @@ def mismatch_for(write_index: int, write: KeyAccess, reads: Sequence[Tuple[int, 
                 or _same_helper_other_call(read, write, reads):
             continue
         if not rs and (_deduplicated(read, write, ws, scope) or _counter_suffixed(ws, scope)
-                       or _record_identity(write, ws)):
+                       or _record_identity(write, ws) or _found_exactly_by_this_key(read, write, ws)):
             continue
         candidates.append((index, read))
     if not candidates:

@@ -46,7 +46,10 @@ class KeyRederivedFromResult(Rule):
     the very value passed in (an echo) is still reported; suppress it with `# noqa: KD101`.
     An object's method called with the key under a keyword that names no natural key
     (`page.create_alias(parent=p)`, unlike `client.get(url=u)`) is taken to return another
-    object, not a value derived from the key.
+    object, not a value derived from the key. A key field of the record a helper found by this
+    very key compared exactly (`clip = find_clip(token)` ... `filter(token=clip.token)`, the
+    helper doing `filter(token=token)`) is not reported: an exact match holds the key as given;
+    found case-insensitively, by a transformed key, or fetched over the network, it still is.
     """
 
     CODE = "KD101"

@@ -6,7 +6,7 @@ from typing import Dict, Iterator, List, Set, Tuple
 
 from keydrift.analysis.facts import KeyAccess, RawFinding, Step
 from keydrift.analysis.boundary import Boundary
-from keydrift.analysis.pairing import canonical_step
+from keydrift.analysis.pairing import canonical_step, collapse_repeats
 from keydrift.analysis.positions import line_ref
 from keydrift.rules._base import Rule
 from keydrift.rules._examples import Invalid, Valid
@@ -35,7 +35,9 @@ class DivergentNormalizations(Rule):
     there. With a configured boundary, a module outside it gets KD201/KD202 at each site
     instead (one finding per root cause). Test code (a
     `tests`/`test`/`testing` package, `test_*.py`, `*_tests.py`, `tests.py`, `conftest.py`) is
-    not inspected: tests normalize by hand to build fixtures and expected values.
+    not inspected: tests normalize by hand to build fixtures and expected values. A step
+    repeated on one path (lowercased under one setting, again under another) counts once:
+    `.lower()` twice is `.lower()`.
     """
 
     CODE = "KD203"
@@ -109,7 +111,9 @@ def _outside_configured_boundary(facts: object) -> bool:
 
 
 def _signature(access: KeyAccess) -> Signature:
-    return tuple(canonical_step(s) for s in reaching_steps(access))
+    # A value lowercased again on its way (two settings that each lowercase it) has the form
+    # of a value lowercased once: repeats of an idempotent step are one step.
+    return tuple(canonical_step(s) for s in collapse_repeats(tuple(reaching_steps(access))))
 
 
 def _text(signature: Signature) -> str:
