@@ -19,6 +19,7 @@ from typing import Iterator, List, Optional, Sequence, Set, Tuple
 
 from keydrift import __version__
 from keydrift.analysis.boundary import boundary_warnings
+from keydrift.collector import collect_less_often
 from keydrift.config import (
     ConfigError, fallback_note, finding_allowed, is_excluded, load_config, load_config_or_parent, root_without_pyproject,
 )
@@ -40,6 +41,9 @@ class KeydriftChecker:
     @classmethod
     def parse_options(cls, options: object) -> None:
         cls.disable_noqa = bool(getattr(options, "disable_noqa", False))
+        # once per flake8 process (a forked worker inherits it): keydrift's index stays in
+        # memory for the run, and every full collection would traverse it
+        collect_less_often()
 
     def __init__(self, tree: ast.AST, filename: str, lines: Sequence[str]) -> None:
         # flake8 parsed ``"".join(lines)``: the analysis reads that tree (shared with other plugins)
