@@ -261,3 +261,24 @@ def test_one_look_reads_each_dependency_once_and_only_inside_the_block(tmp_path:
         assert results.current_dependency(dependency) == first and len(looked) == 1
     module.write_text("x = 2\n")
     assert results.current_dependency(dependency) != first and len(looked) == 2
+
+
+def test_files_that_cannot_be_imported_leave_results_warm(project: Path) -> None:
+    """An editor's swap file, a __pycache__ or a data file next to the modules changes the
+    directory's mtime, not which module an import finds: the results stand. A new module or
+    package there is a change."""
+    cold = check(project)
+    (project / "app" / ".tasks.py.swp").write_bytes(b"\0swap")
+    (project / "app" / "__pycache__").mkdir(exist_ok=True)
+    (project / "app" / "4913").write_text("")
+    (project / "app" / "notes.txt").write_text("")
+    (project / "app" / "models.py~").write_text("backup")
+    warm = subprocess.run([sys.executable, "-c", "import sys\nfrom keydrift.cli import main\nmain(['check', '-q', '.'])\n"
+                           "print('parser loaded' if 'keydrift.engine' in sys.modules else 'parser not loaded')"],
+                          cwd=project, capture_output=True, text=True, timeout=300)
+    assert warm.stdout == cold.stdout + "parser not loaded\n", warm.stdout + warm.stderr
+    (project / "app" / "store").mkdir()
+    again = subprocess.run([sys.executable, "-c", "import sys\nfrom keydrift.cli import main\nmain(['check', '-q', '.'])\n"
+                            "print('parser loaded' if 'keydrift.engine' in sys.modules else 'parser not loaded')"],
+                           cwd=project, capture_output=True, text=True, timeout=300)
+    assert again.stdout == cold.stdout + "parser loaded\n", again.stdout + again.stderr

@@ -63,12 +63,35 @@ def remember_digest(path: str, status: os.stat_result, data: bytes) -> str:
     return found
 
 
-def directory_mtime(directory: str) -> str:
-    """A directory's mtime: it changes when an entry is created, removed or renamed; "" if gone."""
+_DIRECTORY_STATES: Dict[Tuple[str, int], str] = {}
+
+
+def directory_state(directory: str) -> str:
+    """What of a directory decides which module an import finds in it: the names of its Python
+    files and of the subdirectories that could be packages; "" if it is gone. An editor's swap
+    file, a new ``__pycache__`` or a data file leave it as it was (its mtime does not). Read
+    again only when the directory's mtime changed."""
     try:
-        return str(os.stat(directory).st_mtime_ns)
+        stamp = (directory, os.stat(directory).st_mtime_ns)
+        if stamp not in _DIRECTORY_STATES:
+            _DIRECTORY_STATES[stamp] = digest("\0".join(sorted(_importable_names(directory))).encode(
+                "utf-8", "surrogateescape"))
     except OSError:
         return ""
+    return _DIRECTORY_STATES[stamp]
+
+
+def _importable_names(directory: str) -> List[str]:
+    """``name.py`` for each module file, ``name/`` for each directory named like a package."""
+    names = []
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            name = entry.name
+            if name.endswith(".py") and name[:-3].isidentifier() and entry.is_file():
+                names.append(name)
+            elif name.isidentifier() and name != "__pycache__" and entry.is_dir():
+                names.append(name + "/")
+    return names
 
 
 def code_fingerprint(memo: Optional["DiskCache"] = None) -> str:

@@ -2,8 +2,9 @@
 
 An entry is found by the file's path, the working directory (messages name other files relative
 to it) and the configuration; it holds the digest of the source it was computed from and every
-dependency the analysis consulted: the digests of imported project modules and the mtimes of
-the directories imports were looked up in (a module created there later changes the answer).
+dependency the analysis consulted: the digests of imported project modules and the module and
+package names in the directories imports were looked up in (a module created there later changes
+the answer; a swap file or a ``__pycache__`` does not).
 It is used only when all of them are unchanged, so a cached result is never stale. keydrift's
 own code is part of the key: an upgrade, or an edit while developing keydrift, starts afresh.
 
@@ -18,7 +19,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Union
 
 from keydrift.diskcache import (
-    CACHE_DIRECTORY, EXPORT_DEPENDENCY, DiskCache, code_fingerprint, digest, directory_mtime, file_digest,
+    CACHE_DIRECTORY, EXPORT_DEPENDENCY, DiskCache, code_fingerprint, digest, directory_state, file_digest,
 )
 from keydrift.types import Config, Finding, FixFacts, Location, Span
 
@@ -188,7 +189,7 @@ def one_look() -> Iterator[None]:
 
 
 def current_dependency(dependency: str) -> str:
-    """A dependency's digest (a file) or mtime (a ``dir:`` entry) now; "" if it is gone."""
+    """A dependency's digest (a file) or state (a ``dir:`` entry) now; "" if it is gone."""
     if _LOOKED is None:
         return _looked_at(dependency)
     if dependency not in _LOOKED:
@@ -198,7 +199,7 @@ def current_dependency(dependency: str) -> str:
 
 def _looked_at(dependency: str) -> str:
     if dependency.startswith("dir:"):
-        return directory_mtime(dependency[4:])
+        return directory_state(dependency[4:])
     return file_digest(dependency) or ""
 
 

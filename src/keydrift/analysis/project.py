@@ -20,7 +20,7 @@ from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, U
 
 from keydrift.diskcache import (
     CACHE_DIRECTORY, EXPORT_DEPENDENCY, export_dependency, exported_module, DiskCache, code_fingerprint, digest as _digest,
-    directory_mtime, file_digest,
+    directory_state, file_digest,
 )
 from keydrift.analysis.imports import SOURCE_ROOTS, module_name_for  # noqa: F401 - module_name_for: the index's API
 from keydrift.analysis.facts import step_kinds, steps_from_json, steps_to_json
@@ -57,7 +57,7 @@ class ProjectIndex:
         self.paths: Dict[Tuple[str, str], Tuple[Optional[str], List[str]]] = {}
         self.building: List[Tuple[str, Dict[str, str]]] = []  # modules being summarized, with their deps
         # what the files being checked depend on (per-file results cache): file -> digest, and
-        # "dir:" + directory -> mtime for the directories where an import was looked up
+        # "dir:" + directory -> its state (``directory_state``) for the directories where an import was looked up
         self.recordings: List[Dict[str, str]] = []
         self.trees: "OrderedDict[Tuple[str, str], Tuple[ast.Module, int]]" = OrderedDict()
         self.tree_lines = 0
@@ -95,7 +95,7 @@ class ProjectIndex:
             self.paths[key] = (self._find_module(module_name, near, looked_in), looked_in)
         path, looked_in = self.paths[key]
         if self.recordings:
-            self._record({"dir:" + d: directory_mtime(d) for d in looked_in})
+            self._record({"dir:" + d: directory_state(d) for d in looked_in})
         return path
 
     def _find_module(self, module_name: str, near: str, looked_in: List[str]) -> Optional[str]:
@@ -139,7 +139,7 @@ class ProjectIndex:
     @contextmanager
     def recording(self) -> Iterator[Dict[str, str]]:
         """Collect what the analysis inside the block consults: module files (by digest) and
-        the directories imports were looked up in (by mtime)."""
+        the directories imports were looked up in (by the modules and packages they hold)."""
         deps: Dict[str, str] = {}
         self.recordings.append(deps)
         try:
