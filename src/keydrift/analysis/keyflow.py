@@ -17,7 +17,8 @@ from keydrift.analysis.tree import (
 
 from keydrift.analysis import pairing, tree
 from keydrift.analysis.models import (
-    Constructor, Constructors, Derivations, Rewrite, constructor, managed_models, model_facts, relation_fields,
+    Constructor, Constructors, Derivations, Rewrite, constructor, database_computed_fields, managed_models, model_facts,
+    relation_fields,
 )
 from keydrift.analysis.chains import FORWARDED_FIELDS, forwarded_mappings
 from keydrift.analysis.accesses import (
@@ -170,6 +171,8 @@ class ModuleInfo:
     managed_models: Dict[str, str] = field(default_factory=dict)
     # (entity, field) of relations to a record's id: never a natural key (models.relation_fields)
     relations: FrozenSet[Tuple[str, str]] = frozenset()
+    # (entity, field) whose value the database computes (models.database_computed_fields)
+    computed: FrozenSet[Tuple[str, str]] = frozenset()
 
 
 @dataclass
@@ -1260,6 +1263,7 @@ def module_info(module: ast.Module) -> ModuleInfo:
     info.managed_models = managed_models(module)
     model_facts(module, info.rewrites, info.field_absorbs, info.derivations)
     info.relations = relation_fields(module)
+    info.computed = database_computed_fields(module)
     return info
 
 

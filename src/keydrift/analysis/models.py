@@ -439,6 +439,41 @@ def _identity(reference: ast.expr) -> bool:
     return name in _IDENTITY_COLUMNS
 
 
+def database_computed_fields(module: ast.Module) -> FrozenSet[Tuple[str, str]]:
+    """(model, field) of each field whose value the database computes from the row
+    (``normalized_name = mapped_column(server_default=FetchedValue(), server_onupdate=
+    FetchedValue())`` filled by a trigger, ``column_property(func.lower(name))``,
+    ``Column(Text, Computed("lower(name)"))``, ``GeneratedField(expression=Lower("name"))``):
+    the code never writes it, and a lookup can only put its argument through the database's
+    own function."""
+    found: Set[Tuple[str, str]] = set()
+    for statement in module.body:
+        if isinstance(statement, ast.ClassDef):
+            found.update((statement.name, name) for name, call in _class_fields(statement) if _computed(call))
+            found.update((statement.name, name) for name, call in _declared_attributes(statement) if _computed(call))
+    return frozenset(found)
+
+
+def _declared_attributes(cls: ast.ClassDef) -> Iterator[Tuple[str, ast.Call]]:
+    """``@declared_attr def normalized_name(cls): return column_property(...)``: the call each
+    such method returns."""
+    for node in cls.body:
+        if isinstance(node, FUNCTION_TYPES) and any(last_name(d) == sqla.DECLARED_ATTR for d in node.decorator_list):
+            for inner in node.body:
+                if isinstance(inner, ast.Return) and isinstance(inner.value, ast.Call):
+                    yield node.name, inner.value
+
+
+def _computed(call: ast.Call) -> bool:
+    callee = last_name(call.func)
+    if callee in sqla.COMPUTED_PROPERTY_CALLS or callee in django.GENERATED_FIELD_CALLS:
+        return True
+    if callee not in schema.COLUMN_CALLS:
+        return False
+    values = list(call.args) + [keyword_arg(call, name) for name in sqla.SERVER_VALUE_KEYWORDS]
+    return any(isinstance(v, ast.Call) and last_name(v.func) in sqla.SERVER_VALUE_CALLS for v in values)
+
+
 def managed_models(module: ast.Module) -> Dict[str, str]:
     """Manager and queryset classes of the module -> the model that makes its manager from them
     (``objects = PageManager()`` in ``class Page``). A class shared by two models manages no one

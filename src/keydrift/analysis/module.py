@@ -212,6 +212,14 @@ class ModuleAnalysis:
             target in self.project.module_export(m, self.file).relations  # type: ignore[attr-defined]
             for m in self._imported_modules())
 
+    def is_database_computed(self, target: Tuple[str, str]) -> bool:
+        """A field whose value the database computes (``models.database_computed_fields``),
+        declared here or where the model is imported from."""
+        if target in self.info.computed:
+            return True
+        found = self.imported_class(target[0])
+        return found is not None and (found[1], target[1]) in found[0].computed  # type: ignore[attr-defined]
+
     def model_key_facts(self, target: Tuple[str, str]) -> Tuple[Optional[Rewrite], FrozenSet[str]]:
         entity, field_name = target
         if entity in self.classes or self.project is None:

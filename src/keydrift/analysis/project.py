@@ -402,7 +402,7 @@ def _export_of(analysis: Any, tree: ast.Module, path: str, relative: str) -> "Mo
                         dict(analysis.info.rewrites), dict(analysis.info.field_absorbs),
                         dict(analysis.info.primary_keys), set(analysis.info.validation_models), keys,
                         dict(analysis.info.derivations), dict(analysis.info.constructors),
-                        analysis.info.relations)
+                        analysis.info.relations, analysis.info.computed)
 
 
 @dataclass(frozen=True)
@@ -417,6 +417,7 @@ class ModuleExport:
     derivations: Derivations = field(default_factory=dict)  # keys save() derives from a field
     constructors: Constructors = field(default_factory=dict)  # how calling a class fills its fields
     relations: FrozenSet[Tuple[str, str]] = frozenset()  # relation fields: a record's id, no key
+    computed: FrozenSet[Tuple[str, str]] = frozenset()  # fields the database computes
 
     def to_json(self) -> Dict[str, Any]:
         return {
@@ -433,6 +434,7 @@ class ModuleExport:
                          for (entity, name), r in self.rewrites.items()],
             "absorbs": [[entity, name, sorted(kinds)] for (entity, name), kinds in self.absorbs.items()],
             "relations": sorted([entity, name] for entity, name in self.relations),
+            "computed": sorted([entity, name] for entity, name in self.computed),
         }
 
     @staticmethod
@@ -451,6 +453,7 @@ class ModuleExport:
                                           for f, steps in rewrites), str(by))
              for name, (positional, rewrites, by) in data.get("constructors", {}).items()},
             frozenset((str(e), str(f)) for e, f in data.get("relations", ())),
+            frozenset((str(e), str(f)) for e, f in data.get("computed", ())),
         )
 
 

@@ -96,6 +96,8 @@ PRIMARY_KEY_ALIASES: FrozenSet[str] = frozenset({"pk"})
 REFERENCED_FIELD_KEYWORDS: Tuple[str, ...] = ("to_field", "to_fields", "field")
 # Django names a relation's own column ``<field>_id`` (its attname).
 RELATION_COLUMN_SUFFIX = "_id"
+# A field the database computes from the row's other fields.
+GENERATED_FIELD_CALLS = frozenset({"GeneratedField"})
 
 # Calls that return the project's user model (settings.AUTH_USER_MODEL).
 USER_MODEL_GETTERS: FrozenSet[str] = frozenset({"get_user_model"})

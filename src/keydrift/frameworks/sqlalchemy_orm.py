@@ -30,6 +30,13 @@ QUERY_DELETE_METHODS: FrozenSet[str] = frozenset({"delete"})
 
 # Attributes that hold related records (``owner = relationship("User")``), not a column.
 RELATIONSHIP_CALLS: FrozenSet[str] = frozenset({"relationship", "relation", "dynamic_loader"})
+# A column the database fills: ``server_default=FetchedValue()`` (a trigger), ``Computed("...")``;
+# and a mapped SQL expression, ``column_property(func.lower(name))``.
+SERVER_VALUE_CALLS: FrozenSet[str] = frozenset({"FetchedValue", "Computed"})
+SERVER_VALUE_KEYWORDS = ("server_default", "server_onupdate")
+COMPUTED_PROPERTY_CALLS: FrozenSet[str] = frozenset({"column_property"})
+# A mapped attribute made by a method of the class (``@declared_attr def name(cls): return ...``).
+DECLARED_ATTR = "declared_attr"
 # The call that makes a column reference another table's column (``ForeignKey("users.id")``).
 FOREIGN_KEY_CALL = "ForeignKey"
 # SQLModel's ``Field(foreign_key="users.id")``.

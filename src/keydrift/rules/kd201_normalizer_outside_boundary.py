@@ -50,6 +50,12 @@ class NormalizerOutsideBoundary(Rule):
     so is one whose source is kept formatted for display in a field that is no key
     (`full_name=n.strip().title(), handle=slugify(n)`), but not one whose source is kept in a key
     field normalized by hand (`name=n.strip().lower(), slug=slugify(n)`).
+    Zero-config, a lookup of a field the database computes (`mapped_column(server_default=
+    FetchedValue(), server_onupdate=FetchedValue())` filled by a trigger, `Computed(...)`,
+    `column_property(func.f(name))`, Django `GeneratedField`) is not reported: the code never
+    writes it, and a lookup can only put its argument through the database's function
+    (`Package.normalized_name == func.normalize_name(n)`). A trigger declared only in a
+    migration's SQL is not seen.
     Test code (a `tests`/`test`/`testing` package,
     `test_*.py`, `*_tests.py`, `tests.py`, `conftest.py`) is not inspected: tests normalize by
     hand to build fixtures and expected values.
@@ -126,7 +132,8 @@ class NormalizerOutsideBoundary(Rule):
         for access, step in normalization_sites(facts):
             if step.kind not in NORMALIZER_CALLS or not is_function_call(step) or id(step.node) in reported \
                     or reported_by_kd1(in_kd1, access, step) \
-                    or (not boundary.configured and derived_beside_source(access, facts)):
+                    or (not boundary.configured and derived_beside_source(access, facts)) \
+                    or (not boundary.configured and analysis.is_database_computed((access.entity, access.field))):
                 continue
             name = callee_name(step)
             if not name or self._own_module(analysis, name):
