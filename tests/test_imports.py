@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from keydrift.analysis.imports import absolute_module, bindings, module_name_for, module_name_of
+from keydrift.analysis.imports import absolute_module, bindings, forget_packages, import_name_for, module_name_for, module_name_of
 from keydrift.types import Config
 
 
@@ -21,6 +21,32 @@ from keydrift.types import Config
 ])
 def test_module_name_for(tmp_path, relative, expected):
     assert module_name_for(str(tmp_path / relative), str(tmp_path)) == expected
+
+
+@pytest.mark.parametrize("relative, expected", [
+    ("svc/app/repo.py", ("app.repo", False)),  # a package below a plain folder: named from its top
+    ("svc/app/__init__.py", ("app", True)),
+    ("svc/app/api/views.py", ("app.api.views", False)),
+    ("svc/run.py", ("svc.run", False)),  # in no package: named from the root, as before
+    ("src/app/repo.py", ("app.repo", False)),
+    ("top.py", ("top", False)),
+    ("README.md", ("", False)),
+])
+def test_import_name_for_names_a_module_from_its_top_package(tmp_path, relative, expected):
+    for package in ("svc/app", "svc/app/api", "src/app"):
+        (tmp_path / package).mkdir(parents=True, exist_ok=True)
+        (tmp_path / package / "__init__.py").write_text("")
+    forget_packages()
+    assert import_name_for(str(tmp_path / relative), str(tmp_path)) == expected
+
+
+def test_import_name_for_a_root_that_is_a_package_names_from_the_root(tmp_path):
+    (tmp_path / "__init__.py").write_text("")
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__init__.py").write_text("")
+    forget_packages()
+    assert import_name_for(str(tmp_path / "app" / "repo.py"), str(tmp_path)) == ("app.repo", False)
+    assert import_name_for(str(tmp_path / "elsewhere.py"), str(tmp_path / "app")) == ("", False)
 
 
 def test_module_name_of_outside_the_root_keeps_the_directories(tmp_path):

@@ -15,6 +15,7 @@ import pytest
 from keydrift.analysis.project import CACHE_DIRECTORY, forget_indexes
 from keydrift.config import clear_cache, load_config
 from keydrift.engine import check_source
+from keydrift import timing
 
 REPO = {
     "app/__init__.py": "",
@@ -203,3 +204,23 @@ def test_a_stored_export_stands_when_every_export_its_module_read_is_the_same(pr
     edited = repo_export()
     assert sorted(built) == ["app.models", "app.repo"]
     assert edited == repo_export(cache=False) != first
+
+
+def test_a_package_below_a_plain_folder_is_analyzed_once(tmp_path: Path) -> None:
+    """A folder of services checked from its top: each module is named as its importers name it
+    (from its top package), so the analysis made for an importer serves the module's own check,
+    and the cross-module finding is the one the service's own root gives."""
+    forget_indexes()
+    service = {f"services/audit/{name}": text for name, text in REPO.items()}
+    write_project(tmp_path, service)
+    clear_cache()
+    timing.reset()
+    findings = []
+    for name in ("app/tasks.py", "app/repo.py", "app/models.py"):  # importers first
+        path = tmp_path / "services" / "audit" / name
+        config = load_config(str(path))
+        findings += [f"{f.code}:{os.path.basename(f.path)}:{f.line}" for f in check_source(path.read_bytes(), str(path), config)]
+    assert findings == ["KD102:tasks.py:7"]
+    assert timing.counters()["files analyzed"] == 2  # models.py has no database call of its own
+    assert timing.counters().get("analyses reused") == 1  # repo.py: built for tasks.py
+    forget_indexes()

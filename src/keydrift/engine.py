@@ -19,7 +19,7 @@ from keydrift.analysis.parsing import SourceRejected
 from keydrift import budget as time_budget
 from keydrift.deepstack import call_with_deep_stack
 from keydrift.diskcache import EXPORT_DEPENDENCY, digest, exported_module
-from keydrift.analysis.imports import absolute_module, module_name_for
+from keydrift.analysis.imports import absolute_module, import_name_for
 from keydrift.analysis.gating import physical_lines
 from keydrift.analysis.project import ProjectIndex, project_index
 from keydrift.analysis.tree import source_lines
@@ -215,9 +215,9 @@ def _locate(path: str, config: Config) -> Tuple[ProjectIndex, str, str, bool]:
     """The project index, the file's absolute path, its module name and whether it is a package."""
     project = project_index(config, use_cache=config.cache)
     file = _absolute_path(path, config)
-    module_name, is_package = module_name_for(file, project.root)
+    module_name, is_package = import_name_for(file, project.root)
     if not module_name:
-        module_name, is_package = module_name_for(file, import_root(os.path.dirname(file)))
+        module_name, is_package = import_name_for(file, import_root(os.path.dirname(file)))
     return project, file, module_name, is_package
 
 

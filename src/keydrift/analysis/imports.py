@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import os
 import re
-from typing import Iterator, Optional, Tuple
+from typing import Dict, Iterator, Optional, Tuple
 
 from keydrift.types import Config
 
@@ -41,6 +41,53 @@ def module_name_for(path: str, root: str) -> Tuple[str, bool]:
     if is_package:
         parts = parts[:-1]
     return ".".join(parts), is_package
+
+
+def import_name_for(path: str, root: str) -> Tuple[str, bool]:
+    """The name Python imports a file under ``root`` by: a module inside a package is named from
+    the top of its chain of packages (directories with ``__init__.py``), so
+    ``svc/app/repo.py`` with ``svc/app/__init__.py`` and no ``svc/__init__.py`` is ``app.repo``,
+    whatever folder above it the project is checked from; a module outside any package keeps
+    its name from ``root`` (``module_name_for``). The project index and a module's own check
+    name it the same way, so an analysis made for an importer serves the module's check."""
+    name, is_package = module_name_for(path, root)
+    if not name:
+        return name, is_package
+    absolute = os.path.abspath(path)
+    top = _package_top(os.path.dirname(absolute), os.path.abspath(root))
+    if top is None:
+        return name, is_package
+    relative = os.path.relpath(absolute, os.path.dirname(top)).replace(os.sep, "/")
+    parts = relative.rsplit(".", 1)[0].split("/")
+    if is_package:
+        parts = parts[:-1]
+    return ".".join(parts), is_package
+
+
+# directory -> the top package directory above it (None: not a package, or the root itself)
+_PACKAGE_TOPS: Dict[Tuple[str, str], Optional[str]] = {}
+
+
+def _package_top(directory: str, root: str) -> Optional[str]:
+    """The outermost directory of ``directory``'s chain of packages, strictly below ``root``
+    (a root that is itself a package names its modules from the root, as before)."""
+    key = (directory, root)
+    if key not in _PACKAGE_TOPS:
+        top = None
+        current = directory
+        while current != root and os.path.isfile(os.path.join(current, "__init__.py")):
+            top = current
+            parent = os.path.dirname(current)
+            if parent == current:
+                break
+            current = parent
+        _PACKAGE_TOPS[key] = top
+    return _PACKAGE_TOPS[key]
+
+
+def forget_packages() -> None:
+    """Forget the package layout seen (a long-lived process whose files changed)."""
+    _PACKAGE_TOPS.clear()
 
 
 def module_name_of(path: str, config: Config) -> str:

@@ -22,7 +22,7 @@ from keydrift.diskcache import (
     CACHE_DIRECTORY, EXPORT_DEPENDENCY, export_dependency, exported_module, DiskCache, code_fingerprint, digest as _digest,
     directory_state, file_digest,
 )
-from keydrift.analysis.imports import SOURCE_ROOTS, module_name_for  # noqa: F401 - module_name_for: the index's API
+from keydrift.analysis.imports import SOURCE_ROOTS, forget_packages, import_name_for, module_name_for  # noqa: F401 - the index's API
 from keydrift.analysis.facts import step_kinds, steps_from_json, steps_to_json
 from keydrift.analysis.gating import physical_lines, reduced_tree
 from keydrift.analysis.models import Constructor, Constructors, Derivation, Derivations, Rewrite
@@ -70,13 +70,17 @@ class ProjectIndex:
         self.cut_frames: Set[int] = set()
         # export fingerprints handed out (each kept with its export, so its id stays its own)
         self.fingerprints: Dict[int, Tuple["ModuleExport", str]] = {}
+        self.names: Dict[str, str] = {}  # file -> its module name
         # configured wrappers and normalizers are vocabulary too
         self.gate_words = tuple(called_name(entry) for entry in (*config.readers, *config.writers, *config.tables, *config.normalizers))
         # keydrift's own code is part of the key: summaries change when the analysis does
         self.config_key = _digest(repr((config.normalizers, config.boundary, code_fingerprint())).encode())
 
     def module_name_of(self, path: str) -> str:
-        return module_name_for(path, self.root)[0]
+        name = self.names.get(path)
+        if name is None:  # asked for every import resolved and every file of the method index
+            name = self.names[path] = import_name_for(path, self.root)[0]
+        return name
 
     def database_methods(self) -> FrozenSet[str]:
         """Methods the project defines once, next to database code (``analysis/receivers.py``):
@@ -176,13 +180,13 @@ class ProjectIndex:
         path = self.path_for(module_name, near) if module_name else None
         if path is None:
             return EMPTY_EXPORT
-        return self._export_at(module_name, path)
+        # by the file's own name, however the importer spelled it: the module's check names it so
+        return self._export_at(self.module_name_of(path) or module_name, path)
 
     def export_for_file(self, path: str) -> "ModuleExport":
         """The export of the module in ``path`` (a file under the project root), by its own name."""
         path = os.path.normpath(os.path.abspath(path))
-        module_name, _ = module_name_for(path, self.root)
-        return self._export_at(module_name, path)
+        return self._export_at(self.module_name_of(path), path)
 
     @contextmanager
     def module_frame(self, module_name: str, path: str, digest: str) -> Iterator[Dict[str, str]]:
@@ -517,3 +521,4 @@ def forget_indexes() -> None:
 
     _INDEXES.clear()
     receivers.forget()
+    forget_packages()

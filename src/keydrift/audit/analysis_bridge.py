@@ -75,7 +75,7 @@ def key_accesses(data: bytes, path: str, config: Config) -> Iterator[Tuple[str, 
     """(read|write, entity, field) of every key access the key-flow analysis finds."""
     from keydrift.analysis.gating import physical_lines
     from keydrift.analysis.module import analyze
-    from keydrift.analysis.project import module_name_for, project_index
+    from keydrift.analysis.project import import_name_for, project_index
     from keydrift.analysis.tree import source_lines
     from keydrift.diskcache import digest
     from keydrift.source import decode_source
@@ -83,7 +83,7 @@ def key_accesses(data: bytes, path: str, config: Config) -> Iterator[Tuple[str, 
     try:
         project = project_index(config, use_cache=config.cache)
         file = os.path.abspath(path)
-        name, is_package = module_name_for(file, project.root)
+        name, is_package = import_name_for(file, project.root)
         text = decode_source(data)
         module = project.parse(file, digest(data), text, name)
         with source_lines(physical_lines(text)):
