@@ -29,7 +29,7 @@ from keydrift.analysis.receivers import called_database_methods, calls_resolvabl
 from keydrift.rules import ALL_RULES, rule_selected
 from keydrift.source import ANALYSIS_ERROR, PARSE_ERROR, SourceError, decode_source  # noqa: F401 - engine API
 from keydrift.timing import count, stage
-from keydrift.vocabulary import DATABASE_VOCABULARY, NORMALIZER_VOCABULARY
+from keydrift.vocabulary import NORMALIZER_VOCABULARY, mentions_database
 from keydrift.types import Config, Finding
 
 
@@ -159,7 +159,7 @@ def _memo_key(config: Config) -> tuple:
 
 def relevant_by_text(text: str, config: Config) -> bool:
     """``database_relevant`` decided by the text alone: database vocabulary or a configured wrapper."""
-    return DATABASE_VOCABULARY.search(text) is not None or _mentions_wrapper(text, config)
+    return mentions_database(text) or _mentions_wrapper(text, config)
 
 
 def _mentions_wrapper(text: str, config: Config) -> bool:

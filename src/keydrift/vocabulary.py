@@ -25,6 +25,51 @@ DATABASE_VOCABULARY = re.compile(
     # model forms store their cleaned fields when saved (analysis/forms.py)
     r"|\b(?:ModelForm|BaseModelForm|UserCreationForm|UserChangeForm)\b"
 )
+
+
+# ``DATABASE_VOCABULARY`` says what counts; ``mentions_database`` finds it about twice as fast,
+# for the prefilter reads every file of a project, some twice. CPython's regex engine skips ahead
+# only to a character every alternative can start with, so each alternative here starts with a
+# literal character and checks the word boundary or the ``.`` before it by a look-behind after
+# that character; the in-house table helper's alternative (which starts at any word character)
+# is found from its ``(`` instead. tests/test_prefilter.py holds the two to the same answers.
+_DATABASE_BY_LITERALS = re.compile(
+    r"\.objects\b|_or_create\b|bulk_create\b|_or_none\b|\.filter(?:_by)?\s*\(|\.execute(?:many)?\s*\("
+    r"|s(?<!\ws)ession\b"
+    r"|i(?<![.\w]i)nsert\s*\(|s(?<![.\w]s)elect\s*\(|u(?<![.\w]u)pdate\s*\(|d(?<![.\w]d)elete\s*\("
+    r"|\.save\s*\(|\.where\s*\(|\.query\b|\.merge\s*\(|\.create\s*\(|\.fetch(?:row|val)?\s*\("
+    r"|\.(?:find_one|find|insert_one|insert_many|update_one|update_many|replace_one|delete_one"
+    r"|delete_many|find_one_and_\w+|count_documents|bulk_write)\s*\("
+    r"|r(?i:edis)\w*\s*[.[]|R(?i:edis)\w*\s*[.[]|v(?i:alkey)\w*\s*[.[]|V(?i:alkey)\w*\s*[.[]"
+    r"|c(?i:ache)\w*\s*[.[]|C(?i:ache)\w*\s*[.[]"
+    r"|(?:r(?<!\wr)|k(?<!\wk)v|r(?<!\wr)ds|m(?<!\wm)c|r(?<!\wr)c)\.(?:h?get|h?set\w*|exists|delete|incr\w*)\s*\("
+    r"|_or_404\s*\("
+    r"|t(?<!\wt)able(?:_?name)?\s*=\s*[\"'][A-Za-z_]"
+    r"|(?:M(?<!\wM)odelForm|B(?<!\wB)aseModelForm|U(?<!\wU)serCreationForm|U(?<!\wU)serChangeForm)\b"
+)
+_TABLE_HELPER_CALL = re.compile(r"\(\s*(?:\w+\s*,\s*)?[\"'][A-Za-z_][\w.]*[\"']\s*,\s*(?:\w+\s*=\s*)?(?:\{|dict\()")
+
+
+def mentions_database(text: str) -> bool:
+    """Whether ``text`` holds ``DATABASE_VOCABULARY`` (the same answer, faster)."""
+    if _DATABASE_BY_LITERALS.search(text):
+        return True
+    call = _TABLE_HELPER_CALL.search(text)
+    while call is not None:  # every "(" (not finditer: one call may hold another, ``dict(``)
+        if _word_before(text, call.start()):
+            return True
+        call = _TABLE_HELPER_CALL.search(text, call.start() + 1)
+    return False
+
+
+def _word_before(text: str, end: int) -> bool:
+    """Whether a word character (``\\w``) comes before ``end``, past any whitespace (``\\s``)."""
+    index = end - 1
+    while index >= 0 and text[index].isspace():
+        index -= 1
+    return index >= 0 and (text[index].isalnum() or text[index] == "_")
+
+
 # Vocabulary of normalization and schema declarations: files with it may hold a normalizer
 # (KD2/KD4) or a uniqueness constraint (KD3) even without database calls.
 NORMALIZER_VOCABULARY = re.compile(

@@ -49,7 +49,7 @@ from keydrift.analysis.tree import (
 from keydrift.analysis.tree import string_literal as _literal
 from keydrift.analysis.values import code, dotted_name, last_name
 from keydrift.types import Config
-from keydrift.vocabulary import DATABASE_VOCABULARY
+from keydrift.vocabulary import mentions_database
 
 KD401 = "KD401"
 KD402 = "KD402"
@@ -975,11 +975,11 @@ def _stripped_results(module: ast.Module, config: Config, names: UrlParseNames) 
         if is_normalizer(node.name, config) or not _strips_slash(node):
             continue
         text = _definition_text(node)
-        if not DATABASE_VOCABULARY.search(text):
+        if not mentions_database(text):
             if previous is None:
                 previous = _previous_statements(module)
             text = _leading_comments(node, previous, module) + text
-        if DATABASE_VOCABULARY.search(text):
+        if mentions_database(text):
             yield from ResultReader(qualified, node, names, config).run()
 
 

@@ -28,7 +28,7 @@ from keydrift.analysis.tree import (
     FUNCTION_TYPES, FunctionNode, concatenated_literals, parameters, segment, string_literal,
 )
 from keydrift.analysis.values import dotted_name, last_name
-from keydrift.vocabulary import DATABASE_VOCABULARY
+from keydrift.vocabulary import mentions_database
 
 _MAX_INDEXED_FILES = 20_000
 _MAX_INDEXED_DIRECTORIES = 5_000
@@ -327,7 +327,7 @@ class _FileMethods(NamedTuple):
     def of(text: str) -> "_FileMethods":
         methods = tuple(_methods(text))
         setting = _USER_MODEL_SETTING.search(text)
-        database = () if not methods or DATABASE_VOCABULARY.search(text) is None else tuple(
+        database = () if not methods or not mentions_database(text) else tuple(
             name for name in (qualified.rsplit(".", 1)[-1] for qualified in methods) if resolvable_by_name(name))
         return _FileMethods(methods, database, setting.group(1) if setting else "")
 

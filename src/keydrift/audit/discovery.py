@@ -22,7 +22,7 @@ from keydrift.config import is_excluded
 from keydrift.frameworks import schema
 from keydrift.output.progress import Progress
 from keydrift.types import Config
-from keydrift.vocabulary import DATABASE_VOCABULARY
+from keydrift.vocabulary import mentions_database
 
 _SKIPPED_DIRECTORIES = frozenset({"__pycache__", "node_modules", "venv", "build", "dist", "migrations"})
 _CONFIGURED = "[tool.keydrift.audit]"
@@ -127,7 +127,7 @@ def _read_file(path: str, config: Config, found: _Found, bridge: object) -> None
         for entity, attribute, line, via, table_of in getattr(bridge, "unique_columns")(text, path, config, tree):
             found.add(entity, attribute, f"{shown}:{line} {via}")
             found.tables_of_entity.update(table_of)
-    if not DATABASE_VOCABULARY.search(text):
+    if not mentions_database(text):
         return
     for kind, entity, attribute in getattr(bridge, "key_accesses")(data, path, config):
         (found.reads if kind == "read" else found.writes).add((entity, attribute))
