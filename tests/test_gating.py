@@ -4,6 +4,7 @@ line where it was, valid Python) and the tree the analysis reads instead."""
 from __future__ import annotations
 
 import ast
+import sys
 import textwrap
 
 import pytest
@@ -135,3 +136,21 @@ def test_the_reduced_tree_is_the_tree_of_the_reduced_text(source: str) -> None:
     assert (analyzed is tree) == (reduced == source)
     assert ast.dump(analyzed) == ast.dump(ast.parse(reduced))
     assert _shape(analyzed) == _shape(ast.parse(reduced))
+
+
+@pytest.mark.skipif(sys.version_info < (3, 10), reason="match statements")
+def test_child_nodes_are_ast_children_without_operator_or_context_leaves():
+    """The traversal every reader uses: the children ``ast.iter_child_nodes`` gives, in its
+    order, less the shared operator and context singletons."""
+    from keydrift.analysis.tree import _LEAF_TYPES, child_nodes
+
+    source = ("def f(a, /, b=1, *c, d, **e):\n    global g\n    x = -a + b * 2 if not a and b or c else d\n"
+              "    x += 1\n    del x\n    y = [i for i in c if i < 2 < 3]\n    z = {**e, 'k': v}\n"
+              "    w = f'{a!r:>{b}}'\n    match a:\n        case {'k': 1, **rest} | [1, *more] if rest:\n"
+              "            pass\n        case Point(x=0) as p:\n            pass\n    lambda q: (yield q)\n"
+              "    with open(a) as h, open(b):\n        pass\n    try:\n        pass\n"
+              "    except (E, F) as err:\n        raise X from err\n    import a.b as ab\n"
+              "    from .m import n as nn\n    return await a, b[1:2, ::3], a.b\n")
+    for node in ast.walk(ast.parse(source)):
+        expected = [child for child in ast.iter_child_nodes(node) if not isinstance(child, _LEAF_TYPES)]
+        assert child_nodes(node) == expected, ast.dump(node)

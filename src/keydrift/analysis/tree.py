@@ -48,17 +48,23 @@ def _child_fields(kind: type) -> Tuple[str, ...]:
 
 def child_nodes(node: ast.AST) -> List[ast.AST]:
     """The syntactic children of a node, in field order (source order), without operators
-    (``ast.iter_child_nodes`` without its generators and without looking at scalar fields)."""
+    (``ast.iter_child_nodes`` without its generators and without looking at scalar fields).
+    Operator and context leaves (``_LEAF_TYPES``) live only in skipped fields (``ctx``, ``op``,
+    ``ops``), so no child needs that test."""
     children: List[ast.AST] = []
-    for name in _child_fields(type(node)):
+    kind = type(node)
+    fields = _CHILD_FIELDS.get(kind)
+    if fields is None:
+        fields = _child_fields(kind)
+    for name in fields:
         value = getattr(node, name, None)
         if value is None:
             continue
         if type(value) is list:
             for item in value:
-                if isinstance(item, ast.AST) and not isinstance(item, _LEAF_TYPES):
+                if isinstance(item, ast.AST):
                     children.append(item)
-        elif isinstance(value, ast.AST) and not isinstance(value, _LEAF_TYPES):
+        elif isinstance(value, ast.AST):
             children.append(value)
     return children
 
