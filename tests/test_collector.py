@@ -46,3 +46,12 @@ def test_the_flake8_plugin_sets_the_pace_when_flake8_hands_it_the_options():
     gc.set_threshold(700, 10, 10)
     KeydriftChecker.parse_options(type("Options", (), {"disable_noqa": False})())
     assert gc.get_threshold()[0] == YOUNG_THRESHOLD
+
+
+def test_the_cli_sets_the_pace_for_its_run(tmp_path):
+    from keydrift.cli import main
+
+    gc.set_threshold(700, 10, 10)
+    (tmp_path / "m.py").write_text("x = 1\n")
+    assert main(["check", "--no-cache", "-q", str(tmp_path)]) == 0
+    assert gc.get_threshold() == (YOUNG_THRESHOLD, 10, 10)

@@ -20,6 +20,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from keydrift import __version__
 from keydrift.audit.command import add_parser as add_audit_parser
+from keydrift.collector import collect_less_often
 from keydrift.deepstack import call_with_deep_stack
 from keydrift.diskcache import CACHE_DIRECTORY, remember_digest
 from keydrift.baseline import BaselineError, new_findings, write_baseline
@@ -52,6 +53,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, argparse's own usage errors
         return exc.code if isinstance(exc.code, int) else 2
+    collect_less_often()  # the analysis keeps the project in memory: full collections traverse it
     try:
         return args.handler(args)
     except (ConfigError, UsageError, BaselineError) as exc:
