@@ -200,9 +200,9 @@ def _check_cached_files(files: Sequence[str], run_config: Config, args: argparse
         if path == STDIN:
             pending.append(path)
             continue
-        config = run_config if args.config else _file_config(path, run_config, args)
-        if not args.config and is_excluded(path, config):
-            continue  # as in ``_check_one``
+        config = _checked_config(path, run_config, args)
+        if config is None:
+            continue
         try:
             data, status = _read_regular_file(path)
         except OSError:
@@ -295,23 +295,25 @@ def _check_and_offer(path: str, run_config: Config, args: argparse.Namespace) ->
         found = _check_one(path, run_config, args)
         if path == STDIN or counters().get("files", 0) == seen:
             return found, None  # a result from the cache: the stored contribution is still good
-        config = run_config if args.config else _file_config(path, run_config, args)
-        if is_excluded(path, config):
-            return found, None
-        return found, offer_after_check(path, config)
+        config = _checked_config(path, run_config, args)
+        return found, None if config is None else offer_after_check(path, config)
     return call_with_deep_stack(check_and_offer)  # one analysis thread for both (see deepstack.py)
 
 
 def _check_one(path: str, run_config: Config, args: argparse.Namespace) -> List[Finding]:
     if path == STDIN:
         return _check_stdin(args)
+    config = _checked_config(path, run_config, args)
+    return [] if config is None else check_file(path, config)
+
+
+def _checked_config(path: str, run_config: Config, args: argparse.Namespace) -> Optional[Config]:
+    """The configuration a file is checked under, None when it excludes the file: ``--config``
+    for every file, else each file's own project's (the nearest pyproject.toml)."""
     if args.config:
-        return check_file(path, run_config)
-    # each file is analyzed under its own project's configuration (the nearest pyproject.toml)
-    file_config = _file_config(path, run_config, args)
-    if is_excluded(path, file_config):
-        return []
-    return check_file(path, file_config)
+        return run_config
+    config = _file_config(path, run_config, args)
+    return None if is_excluded(path, config) else config
 
 
 _WARNED: Set[str] = set()

@@ -135,8 +135,7 @@ def database_relevant(text: str, path: str, config: Config) -> bool:
 
 def relevance(text: str, path: str, config: Config) -> Relevance:
     """``database_relevant``, with the reason (see ``Relevance``)."""
-    key = repr((os.path.abspath(path), _memo_key(config)))
-    if _LAST_RELEVANCE and _LAST_RELEVANCE[0][0] == key and _LAST_RELEVANCE[0][1] == text:
+    if _LAST_RELEVANCE and _LAST_RELEVANCE[0][:2] == (_relevance_key(path, config), text):
         return _LAST_RELEVANCE[0][2]
     if relevant_by_text(text, config):
         return Relevance("text", False)
@@ -149,12 +148,14 @@ def relevance(text: str, path: str, config: Config) -> Relevance:
 def _checked_relevance(text: str, path: str, config: Config) -> bool:
     """The prefilter's answer for a module being checked, kept for the registry's question."""
     answer = relevance(text, path, config)
-    _LAST_RELEVANCE[:] = [(repr((os.path.abspath(path), _memo_key(config))), text, answer)]
+    _LAST_RELEVANCE[:] = [(_relevance_key(path, config), text, answer)]
     return bool(answer.reason)
 
 
-def _memo_key(config: Config) -> tuple:
-    return (config.root, config.readers, config.writers, config.tables, config.normalizers)
+def _relevance_key(path: str, config: Config) -> str:
+    """The file, and what of the configuration the answer depends on."""
+    return repr((os.path.abspath(path), config.root, config.readers, config.writers, config.tables,
+                 config.normalizers))
 
 
 def relevant_by_text(text: str, config: Config) -> bool:

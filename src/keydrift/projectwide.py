@@ -98,11 +98,10 @@ def _takes_part(path: str, config: Config) -> bool:
     """Whether the module contributes to the registry (as ``_build`` decides): only its own
     analysis and its imports' are needed to know, not the whole project's."""
     from keydrift.analysis.project import project_index
-    from keydrift.analysis.registry import keys_from_json
 
-    offered = _OFFERED.get(_memo_key(config), {}).get(path)
-    if offered is not None and offered.get("digest") == file_digest(path):
-        keys = None if offered["keys"] is None else keys_from_json(offered["keys"])
+    offered = _offered(_OFFERED.get(_memo_key(config), {}).get(path), file_digest(path) or "")
+    if offered is not None:
+        keys = offered[1]
     else:
         keys, _ = _module_keys(project_index(config, use_cache=config.cache), path, config)
     return keys is not None and _contributes(keys)
@@ -254,16 +253,21 @@ def _offered(record: Optional[dict], file_hash: str) -> Optional[Tuple[dict, obj
     """(the record, its keys) of a contribution made in this run of the module as it still is,
     from files that are all as they were (no export is compared: anything changed since means
     asking again)."""
-    from keydrift.analysis.registry import keys_from_json
-
     if record is None or record.get("digest") != file_hash:
         return None
     try:
         if stale_modules(record["deps"]) != []:
             return None
-        return record, None if record["keys"] is None else keys_from_json(record["keys"])
+        return _with_keys(record)
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
+
+
+def _with_keys(record: dict) -> Tuple[dict, object]:
+    """A contribution record and the registry facts it holds."""
+    from keydrift.analysis.registry import keys_from_json
+
+    return record, None if record["keys"] is None else keys_from_json(record["keys"])
 
 
 # One fingerprint of the method index per project index in this process.
@@ -299,8 +303,8 @@ class _MethodsFingerprint:
 def _contribution(project: object, path: str, file_hash: str, config: Config, methods: _MethodsFingerprint,
                   check: Optional[Checker] = None, portable: bool = False) -> Tuple[dict, object]:
     """A module's registry facts, and the stored form of them with what decided them: the
-    files and directories the index consulted, and the method index when the module's text
-    alone did not make it relevant. ``portable``: the record is for another process, so it
+    files and directories the index consulted, and the method index when it took part in
+    deciding whether the module can touch a key. ``portable``: the record is for another process, so it
     holds the facts even when nothing is stored."""
     from keydrift.analysis.registry import keys_to_json
 
@@ -317,8 +321,6 @@ def _still_valid(record: Optional[dict], file_hash: str, methods: Callable[[], s
                  config: Config) -> Optional[Tuple[dict, object]]:
     """(the record, its keys) of a stored contribution nothing it depends on has changed in
     (a module it read that still exports the same counts as unchanged)."""
-    from keydrift.analysis.registry import keys_from_json
-
     if not isinstance(record, dict) or record.get("digest") != file_hash:
         return None
     try:
@@ -326,7 +328,7 @@ def _still_valid(record: Optional[dict], file_hash: str, methods: Callable[[], s
             return None
         if not dependencies_hold(record["deps"], path, file_hash, config):
             return None
-        return record, None if record["keys"] is None else keys_from_json(record["keys"])
+        return _with_keys(record)
     except (KeyError, TypeError, ValueError, AttributeError):
         return None  # a damaged record is asked of the index again
 
