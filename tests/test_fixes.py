@@ -14,6 +14,8 @@ import io
 import json
 import os
 import shutil
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 from typing import Dict, List
@@ -129,6 +131,25 @@ def test_a_check_says_how_many_findings_fixes_would_repair(project, capsys):
     (project / "app" / "paths.py").write_text(PATHS.replace('rstrip("/")', 'rstrip("/") or "/"'))
     assert run(capsys, ".")[2].splitlines()[-1] == "keydrift: 1 fixable with --fix --unsafe-fixes"
     assert run(capsys, "-q", ".")[2] == ""
+
+
+UNIQUE_RAW_EMAIL = textwrap.dedent("""\
+    from django.db import models
+
+
+    class Account(models.Model):
+        email = models.EmailField(unique=True)
+""")
+
+
+def test_a_check_whose_findings_no_fix_handles_leaves_libcst_unimported(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "models.py").write_text(UNIQUE_RAW_EMAIL)
+    script = ("import sys\nfrom keydrift.cli import main\nstatus = main(['check', '--no-cache', '.'])\n"
+              "print(status, 'libcst' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert "KD301" in done.stdout and "fixable" not in done.stderr
+    assert done.stdout.splitlines()[-1] == "1 False"
 
 
 def test_fix_reports_what_remains_and_counts(project, capsys):

@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from keydrift.codes import REGISTRY_CODES
+from keydrift.codes import FIXABLE_CODES, REGISTRY_CODES
+from keydrift.fixes import FIXERS
 from keydrift.rules import ALL_RULES, REGISTRY_RULES, find_rule
 from keydrift.rules._base import REQUIRED_SECTIONS
 
@@ -23,6 +24,10 @@ def test_codes_are_unique_and_in_order() -> None:
 
 def test_the_registry_codes_are_the_registry_rules() -> None:
     assert REGISTRY_CODES == tuple(rule.CODE for rule in REGISTRY_RULES)
+
+
+def test_the_fixable_codes_are_those_a_fix_is_registered_for() -> None:
+    assert FIXABLE_CODES == tuple(sorted(FIXERS))
 
 
 @pytest.mark.parametrize("rule", ALL_RULES, ids=lambda r: r.CODE)

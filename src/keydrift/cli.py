@@ -20,6 +20,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from keydrift import __version__
 from keydrift.audit.command import add_parser as add_audit_parser
+from keydrift.codes import FIXABLE_CODES
 from keydrift.collector import collect_less_often
 from keydrift.deepstack import call_with_deep_stack
 from keydrift.diskcache import CACHE_DIRECTORY, remember_digest
@@ -541,12 +542,14 @@ def _with_project_findings(findings: List[Finding], registry_codes: Set[str], fi
 
 
 def _print_fixable(findings: Sequence[Finding], config: Config, args: argparse.Namespace) -> None:
-    """Say how many findings ``--fix`` (and ``--unsafe-fixes``) would repair, as ruff does."""
-    if not findings or STDIN in {f.path for f in findings}:
+    """Say how many findings ``--fix`` (and ``--unsafe-fixes``) would repair, as ruff does.
+    Only the files with a finding some fix handles are parsed again, with libcst."""
+    fixable = [f for f in findings if f.code in FIXABLE_CODES]
+    if not fixable or STDIN in {f.path for f in findings}:
         return
     from keydrift.fixes.run import count_fixes
 
-    safe, unsafe = count_fixes(findings, lambda path: _fix_input(path, config, args))
+    safe, unsafe = count_fixes(fixable, lambda path: _fix_input(path, config, args))
     if safe:
         print(f"keydrift: {safe} fixable with --fix" + (f" ({unsafe} more with --unsafe-fixes)" if unsafe else ""),
               file=sys.stderr)
