@@ -248,19 +248,23 @@ def test_a_comment_in_a_module_checks_that_module_alone_and_no_pool(larger_proje
 
 
 def test_one_look_reads_each_dependency_once_and_only_inside_the_block(tmp_path: Path, monkeypatch) -> None:
-    from keydrift import results
+    from keydrift import diskcache, results
 
     module = tmp_path / "m.py"
     module.write_text("x = 1\n")
     looked: List[str] = []
-    real = results.file_digest
-    monkeypatch.setattr(results, "file_digest", lambda path: looked.append(path) or real(path))
-    dependency = str(module)
+    real_file, real_directory = diskcache._file_digest_now, diskcache._directory_state_now
+    monkeypatch.setattr(diskcache, "_file_digest_now", lambda path: looked.append(path) or real_file(path))
+    monkeypatch.setattr(diskcache, "_directory_state_now", lambda path: looked.append(path) or real_directory(path))
+    dependency, directory = str(module), "dir:" + str(tmp_path)
     with results.one_look():
-        first = results.current_dependency(dependency)
-        assert results.current_dependency(dependency) == first and len(looked) == 1
+        first, listing = results.current_dependency(dependency), results.current_dependency(directory)
+        assert diskcache.file_digest(dependency) == first and diskcache.directory_state(str(tmp_path)) == listing
+        (tmp_path / "n.py").write_text("")  # inside the block the tree is as it was first looked at
+        assert results.current_dependency(directory) == listing and len(looked) == 2
     module.write_text("x = 2\n")
-    assert results.current_dependency(dependency) != first and len(looked) == 2
+    assert results.current_dependency(dependency) != first and results.current_dependency(directory) != listing
+    assert len(looked) == 4
 
 
 def test_files_that_cannot_be_imported_leave_results_warm(project: Path) -> None:

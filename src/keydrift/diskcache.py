@@ -10,7 +10,8 @@ import hashlib
 import json
 import os
 import sys
-from typing import Dict, List, Optional, Tuple
+from contextlib import contextmanager
+from typing import Dict, Iterator, List, Optional, Tuple
 
 from keydrift import __version__
 
@@ -41,9 +42,36 @@ def exported_module(dependency: str) -> Tuple[str, str]:
 _FILE_DIGESTS: Dict[Tuple[str, int, int], str] = {}
 _code_fingerprint: Optional[str] = None
 
+# Within ``one_look``: each file's digest and each directory's state ("dir:" + its path), as
+# first looked at.
+_LOOKED: Optional[Dict[str, Optional[str]]] = None
+
+
+@contextmanager
+def one_look() -> Iterator[None]:
+    """Inside the block each file and directory is looked at once, for a front end that checks
+    the tree as it is when it starts, as the CLI does: most files are dependencies of many
+    results and of many modules' exports, which ask for their digests hundreds of thousands of
+    times in a run (a ``stat`` each). Worker processes forked inside the block inherit it."""
+    global _LOOKED
+    outer = _LOOKED
+    _LOOKED = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _LOOKED = outer
+
 
 def file_digest(path: str) -> Optional[str]:
     """The digest of a file's bytes (remembered while its mtime and size stay), None if unreadable."""
+    if _LOOKED is None:
+        return _file_digest_now(path)
+    if path not in _LOOKED:
+        _LOOKED[path] = _file_digest_now(path)
+    return _LOOKED[path]
+
+
+def _file_digest_now(path: str) -> Optional[str]:
     try:
         status = os.stat(path)
         stamp = (path, status.st_mtime_ns, status.st_size)
@@ -71,6 +99,15 @@ def directory_state(directory: str) -> str:
     files and of the subdirectories that could be packages; "" if it is gone. An editor's swap
     file, a new ``__pycache__`` or a data file leave it as it was (its mtime does not). Read
     again only when the directory's mtime changed."""
+    if _LOOKED is None:
+        return _directory_state_now(directory)
+    key = "dir:" + directory
+    if key not in _LOOKED:
+        _LOOKED[key] = _directory_state_now(directory)
+    return _LOOKED[key] or ""
+
+
+def _directory_state_now(directory: str) -> str:
     try:
         stamp = (directory, os.stat(directory).st_mtime_ns)
         if stamp not in _DIRECTORY_STATES:

@@ -14,12 +14,11 @@ This module imports no parser: a warm run never loads the analysis.
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Union
 
-from keydrift.diskcache import (
-    CACHE_DIRECTORY, EXPORT_DEPENDENCY, DiskCache, code_fingerprint, digest, directory_state, file_digest,
+from keydrift.diskcache import (  # noqa: F401 - one_look: the results cache's API
+    CACHE_DIRECTORY, EXPORT_DEPENDENCY, DiskCache, code_fingerprint, digest, directory_state, file_digest, one_look,
 )
 from keydrift.types import Config, Finding, FixFacts, Location, Span
 
@@ -171,33 +170,9 @@ def stale_modules(deps: Dict[str, str]) -> Optional[List[str]]:
     return changed
 
 
-# Within ``one_look``: each dependency's state, as first looked at.
-_LOOKED: Optional[Dict[str, str]] = None
-
-
-@contextmanager
-def one_look() -> Iterator[None]:
-    """Inside the block each dependency is looked at once (most files are dependencies of many
-    results): for a front end that checks the tree as it is when it starts, as the CLI does."""
-    global _LOOKED
-    outer = _LOOKED
-    _LOOKED = {} if outer is None else outer
-    try:
-        yield
-    finally:
-        _LOOKED = outer
-
-
 def current_dependency(dependency: str) -> str:
-    """A dependency's digest (a file) or state (a ``dir:`` entry) now; "" if it is gone."""
-    if _LOOKED is None:
-        return _looked_at(dependency)
-    if dependency not in _LOOKED:
-        _LOOKED[dependency] = _looked_at(dependency)
-    return _LOOKED[dependency]
-
-
-def _looked_at(dependency: str) -> str:
+    """A dependency's digest (a file) or state (a ``dir:`` entry) now; "" if it is gone (looked
+    at once inside ``one_look``)."""
     if dependency.startswith("dir:"):
         return directory_state(dependency[4:])
     return file_digest(dependency) or ""
