@@ -60,13 +60,17 @@ class FunctionSummary:
 
 
 def parameter_of(value: Value, params: Tuple[str, ...]) -> Optional[Tuple[int, str]]:
-    """Which parameter a value comes from: (index, attribute suffix)."""
+    """Which parameter a value comes from: (index, attribute suffix). The first parameter it
+    comes from; the parameter itself before an attribute of it (``project.name if ... else
+    project``), else the shortest attribute path. Never the set's iteration order, which
+    changes with the string hash seed of each process."""
     for index, name in enumerate(params):
-        for origin in value.origins:
-            if origin == name:
-                return index, ""
-            if origin.startswith(name + ".") and "(" not in origin:
-                return index, origin[len(name):]
+        if name in value.origins:
+            return index, ""
+        attributes = [origin[len(name):] for origin in value.origins
+                      if origin.startswith(name + ".") and "(" not in origin]
+        if attributes:
+            return index, min(attributes, key=lambda suffix: (len(suffix), suffix))
     return None
 
 
