@@ -39,6 +39,25 @@ def exported_module(dependency: str) -> Tuple[str, str]:
     return module_name, path
 
 
+# A dependency on the project's method index ("methods:<root>\n<module file>" -> the project's
+# files as the index read them and a digest of what it answers for the methods the module's
+# text calls; no file: the user model): a call ``x.add_threepid()`` whose receiver nothing
+# types resolves to the project's only class defining the method, an answer any other file can
+# change (``receivers.answers_hold``). The names are read again from the file only when the
+# project's files changed, so an entry does not carry them.
+METHODS_DEPENDENCY = "methods:"
+
+
+def methods_dependency(root: str, path: str) -> str:
+    return f"{METHODS_DEPENDENCY}{root}\n{path}"
+
+
+def methods_asked(dependency: str) -> Tuple[str, str]:
+    """(project root, module file or "" for the user model) of a methods dependency."""
+    root, _, path = dependency[len(METHODS_DEPENDENCY):].partition("\n")
+    return root, path
+
+
 _FILE_DIGESTS: Dict[Tuple[str, int, int], str] = {}
 _code_fingerprint: Optional[str] = None
 
@@ -86,8 +105,10 @@ def _file_digest_now(path: str) -> Optional[str]:
 def remember_digest(path: str, status: os.stat_result, data: bytes) -> str:
     """The digest of ``data``, read from ``path`` after ``os.stat`` gave ``status``; kept for
     ``file_digest`` of the path (normalized, absolute), so that a file read once is not read again."""
-    found = digest(data)
-    _FILE_DIGESTS[(os.path.normpath(os.path.abspath(path)), status.st_mtime_ns, status.st_size)] = found
+    stamp = (os.path.normpath(os.path.abspath(path)), status.st_mtime_ns, status.st_size)
+    found = _FILE_DIGESTS.get(stamp)  # hashed already (the method index reads every file)
+    if found is None:
+        found = _FILE_DIGESTS[stamp] = digest(data)
     return found
 
 

@@ -142,6 +142,9 @@ def relevance(text: str, path: str, config: Config) -> Relevance:
     if _imports_database_helpers(text, path, config):
         return Relevance("imports", False)
     consulted = calls_resolvable_methods(text)
+    if consulted:  # the index's answer for these names decides whether the module is analyzed
+        project, file, _, _ = _locate(path, config)
+        project.record_method_answers(file, text)
     return Relevance("methods" if consulted and _calls_database_methods(text, path, config) else "", consulted)
 
 
@@ -192,6 +195,7 @@ def _analyze(module: ast.Module, lines: Sequence[str], project: ProjectIndex, fi
     """Facts, rules and positions of a parsed module (inside ``source_lines`` of its ``lines``)."""
     raw: List[RawFinding] = []
     with project.module_frame(module_name, file, source_digest) as deps:
+        project.record_method_answers(file, "".join(lines))
         with stage("analysis"):
             # a module summarized for an importer earlier in this process is not walked again
             analysis = project.take_analysis(file, source_digest, module, module_name, is_package, config) \

@@ -18,7 +18,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Union
 
 from keydrift.diskcache import (  # noqa: F401 - one_look: the results cache's API
-    CACHE_DIRECTORY, EXPORT_DEPENDENCY, DiskCache, code_fingerprint, digest, directory_state, file_digest, one_look,
+    CACHE_DIRECTORY, EXPORT_DEPENDENCY, METHODS_DEPENDENCY, DiskCache, code_fingerprint, digest, directory_state,
+    file_digest, one_look,
 )
 from keydrift.types import Config, Finding, FixFacts, Location, Span
 
@@ -162,6 +163,10 @@ def stale_modules(deps: Dict[str, str]) -> Optional[List[str]]:
     """The module files among ``deps`` that changed since; None when a directory changed."""
     changed = []
     for dependency, expected in deps.items():
+        if dependency.startswith(METHODS_DEPENDENCY):
+            if not _answers_hold(dependency, expected):
+                return None  # another answer of the method index: analyzed again
+            continue
         if dependency.startswith(EXPORT_DEPENDENCY) or current_dependency(dependency) == expected:
             continue
         if dependency.startswith("dir:"):
@@ -176,6 +181,13 @@ def current_dependency(dependency: str) -> str:
     if dependency.startswith("dir:"):
         return directory_state(dependency[4:])
     return file_digest(dependency) or ""
+
+
+def _answers_hold(dependency: str, recorded: str) -> bool:
+    """Whether the project's method index answers what a result recorded (``receivers.answers_hold``)."""
+    from keydrift.analysis.receivers import answers_hold  # only a result that asked loads it
+
+    return answers_hold(dependency, recorded)
 
 
 def _finding_to_json(finding: Finding) -> Dict[str, Any]:

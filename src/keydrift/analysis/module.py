@@ -17,7 +17,7 @@ from keydrift.analysis.facts import NORMALIZER, READ, WRITE, KeyAccess, Step, Va
 from keydrift.analysis.keyflow import FunctionWalker, ModuleFacts, module_info
 from keydrift.analysis.models import Constructor, Derivation, Rewrite
 from keydrift.analysis.receivers import (
-    class_infos, method_index, param_annotations, plain_string, resolvable_by_name, unique_method,
+    class_infos, param_annotations, plain_string, resolvable_by_name, unique_method,
 )
 from keydrift.analysis.summaries import FunctionSummary, SummaryAccess, summarize_access, summarize_copies, summarize_return, summarize_rows
 from keydrift.analysis.tree import (
@@ -388,8 +388,7 @@ class ModuleAnalysis:
         """The project's user model: ``AUTH_USER_MODEL = "accounts.Account"`` -> "Account"."""
         if self.project is None:
             return DEFAULT_USER_MODEL
-        index = method_index(self.project.root, self.project.module_name_of, self.project.cache)  # type: ignore[attr-defined]
-        return index.user_model or DEFAULT_USER_MODEL
+        return self.project.user_model() or DEFAULT_USER_MODEL  # type: ignore[attr-defined]
 
     def _only_definition(self, method: str, label: str, holder: str = "") -> Optional[Resolved]:
         """A receiver nothing explains: the project's only class defining a distinctively named

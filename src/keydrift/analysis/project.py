@@ -16,18 +16,20 @@ import os
 from dataclasses import dataclass, field, replace
 from collections import OrderedDict
 from contextlib import contextmanager
-from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
+from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple, Union
 
 from keydrift.diskcache import (
-    CACHE_DIRECTORY, EXPORT_DEPENDENCY, export_dependency, exported_module, DiskCache, code_fingerprint, digest as _digest,
-    directory_state, file_digest,
+    CACHE_DIRECTORY, EXPORT_DEPENDENCY, METHODS_DEPENDENCY, export_dependency, exported_module, DiskCache,
+    code_fingerprint, digest as _digest, directory_state, file_digest, methods_dependency,
 )
 from keydrift.analysis.imports import SOURCE_ROOTS, forget_packages, import_name_for, module_name_for  # noqa: F401 - the index's API
 from keydrift.analysis.facts import step_kinds, steps_from_json, steps_to_json
 from keydrift.analysis.gating import physical_lines, reduced_tree
 from keydrift.analysis.models import Constructor, Constructors, Derivation, Derivations, Rewrite
 from keydrift.analysis.parsing import SourceRejected, parse
-from keydrift.analysis.receivers import method_index
+from keydrift.analysis.receivers import (
+    USER_MODEL_ANSWER, answers_hold, called_method_names, method_index, recorded_answers,
+)
 from keydrift.analysis.registry import EMPTY_KEYS, ModuleKeys, keys_from_json, keys_to_json, module_keys
 from keydrift.analysis.summaries import FunctionSummary, SummaryAccess, from_json, to_json
 from keydrift.analysis.tree import source_lines
@@ -86,6 +88,30 @@ class ProjectIndex:
         """Methods the project defines once, next to database code (``analysis/receivers.py``):
         a function calling one is kept by the function gate."""
         return method_index(self.root, self.module_name_of, self.cache).database
+
+    def user_model(self) -> str:
+        """The model the project's ``AUTH_USER_MODEL`` setting names ("" if none), recorded as
+        a dependency of the analysis that asks."""
+        self._record_answers("", (USER_MODEL_ANSWER,))
+        return method_index(self.root, self.module_name_of, self.cache).user_model
+
+    def record_method_answers(self, path: str, text: str) -> None:
+        """Record what the method index answers for the methods a module's text calls, as a
+        dependency of its analysis (and of the results and exports made from it): a receiver
+        nothing types resolves by the index, which decides too whether a module without
+        database vocabulary is analyzed and which of its functions the gate keeps."""
+        names = called_method_names(text)
+        if names:
+            self._record_answers(os.path.normpath(os.path.abspath(path)), names)
+
+    def _record_answers(self, path: str, names: Iterable[str]) -> None:
+        if not (self.recordings or self.building):
+            return
+        dependency = methods_dependency(self.root, path)
+        answers = {dependency: recorded_answers(method_index(self.root, self.module_name_of, self.cache), names)}
+        if self.building:
+            self.building[-1][1].update(answers)
+        self._record(answers)
 
     def summary(self, module_name: str, qualified: str, near: str = "") -> Optional[FunctionSummary]:
         return self.module_summaries(module_name, near).get(qualified)
@@ -299,10 +325,13 @@ class ProjectIndex:
         try:
             deps = cached["deps"]
             if not self._dependencies_unchanged(deps):
+                if not self._answers_unchanged(deps):
+                    return None
                 reread = self._reads_unchanged(module_name, path, digest, cached.get("reads"))
                 if reread is None:
                     return None
-                deps, reads = reread
+                asked = {name: value for name, value in deps.items() if name.startswith(METHODS_DEPENDENCY)}
+                deps, reads = {**reread[0], **asked}, reread[1]
                 self.cache.store(key, {**{name: value for name, value in cached.items() if name not in (
                     "keydrift", "format")}, "deps": deps, "reads": reads})
             return dict(deps), ModuleExport.from_json(cached)
@@ -328,7 +357,14 @@ class ProjectIndex:
     def _dependencies_unchanged(self, deps: object) -> bool:
         if not isinstance(deps, dict):
             return False
-        return all(self.file_hash(path) == digest for path, digest in deps.items())
+        return all(answers_hold(dependency, recorded) if dependency.startswith(METHODS_DEPENDENCY)
+                   else self.file_hash(dependency) == recorded for dependency, recorded in deps.items())
+
+    def _answers_unchanged(self, deps: Dict[str, str]) -> bool:
+        """Whether every answer of the method index recorded in ``deps`` is the same: no
+        export compared can vouch for one that is not."""
+        return all(answers_hold(dependency, recorded) for dependency, recorded in deps.items()
+                   if dependency.startswith(METHODS_DEPENDENCY))
 
     def _build(self, module_name: str, path: str) -> "ModuleExport":
         with stage("index"):
@@ -347,6 +383,7 @@ class ProjectIndex:
         relative = os.path.relpath(path, self.root).replace(os.sep, "/")
         is_package = os.path.basename(path) == "__init__.py"
         with source_lines(physical_lines(text)), self.recording() as consulted:  # the importer's lines come back after it
+            self.record_method_answers(path, text)
             analysis = ModuleAnalysis(module, relative, self.config, self, module_name, is_package, path)
             analysis.facts()  # walks as the module's own check would, which can then take it over
             export = _export_of(analysis, module, path, relative)

@@ -19,11 +19,14 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field
-from typing import Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
 
 from keydrift.analysis.helpernames import name_tokens
-from keydrift.diskcache import DiskCache, code_fingerprint, digest, file_digest
+from keydrift.analysis.imports import import_name_for
+from keydrift.diskcache import (
+    CACHE_DIRECTORY, DiskCache, code_fingerprint, digest, file_digest, methods_asked,
+)
 from keydrift.analysis.tree import (
     FUNCTION_TYPES, FunctionNode, concatenated_literals, parameters, segment, string_literal,
 )
@@ -251,15 +254,112 @@ def _word_char(char: str) -> bool:
 
 # -- the project's methods, by name ------------------------------------------------------------
 
-@dataclass
-class MethodIndex:
-    """The methods of a project's classes, by name."""
+# Asked of the index like a method name: the model ``AUTH_USER_MODEL`` names (no identifier).
+USER_MODEL_ANSWER = "=user_model"
 
-    owners: Dict[str, List[Tuple[str, str]]] = field(default_factory=dict)  # name -> [(module, "C.m")]
-    # distinctive names defined once, in a file with database vocabulary: a call of one may be
-    # a read or a write even where the calling file has no vocabulary of its own
-    database: FrozenSet[str] = frozenset()
-    user_model: str = ""  # the model class AUTH_USER_MODEL names, when a settings module sets it
+
+class MethodIndex:
+    """The methods of a project's classes, by name. A file's module is named only when a name it
+    defines is asked about: naming every file of a project costs more than the rest of a warm
+    run's look at the index (which only checks the answers cached results recorded)."""
+
+    def __init__(self, module_of: Callable[[str], str] = lambda path: path) -> None:
+        self.defined: Dict[str, List[Tuple[str, str]]] = {}  # name -> [(file, "C.m")]
+        # name -> the files with database vocabulary that define it
+        self.in_database_files: Dict[str, List[str]] = {}
+        self.settings: List[Tuple[str, str]] = []  # (file, model) of each AUTH_USER_MODEL setting
+        self._module_of = module_of
+        self._modules: Dict[str, str] = {}
+        self._owners: Dict[str, List[Tuple[str, str]]] = {}
+        self._database: Optional[FrozenSet[str]] = None
+        self._answers: Dict[str, str] = {}
+        self.state = ""  # the project's files as read (``project_state``)
+
+    @property
+    def owners(self) -> Mapping[str, List[Tuple[str, str]]]:
+        """name -> [(module, "C.m")] of the classes defining it."""
+        return _Owners(self)
+
+    def owners_of(self, name: str) -> List[Tuple[str, str]]:
+        found = self._owners.get(name)
+        if found is None:
+            named = ((self._module(path), qualified) for path, qualified in self.defined.get(name, ()))
+            found = self._owners[name] = [(module, qualified) for module, qualified in named if module]
+        return found
+
+    def only_owner(self, name: str) -> Optional[Tuple[str, str]]:
+        """(module, "C.m") of the one class defining ``name``; None for none or several (two
+        modules named are enough to know)."""
+        found: Optional[Tuple[str, str]] = None
+        for path, qualified in self.defined.get(name, ()):
+            module = self._module(path)
+            if module:
+                if found is not None:
+                    return None
+                found = (module, qualified)
+        return found
+
+    def answer(self, name: str) -> str:
+        """What the index says of ``name`` (``method_answers``), as text."""
+        found = self._answers.get(name)
+        if found is None:
+            if name == USER_MODEL_ANSWER:
+                found = f"{name}={self.user_model}"
+            else:
+                only = self.only_owner(name)
+                found = f"{name}={':'.join(only) if only else ''}{'+database' if self.is_database(name) else ''}"
+            self._answers[name] = found
+        return found
+
+    def is_database(self, name: str) -> bool:
+        """A distinctive name defined once, in a file with database vocabulary: a call of one may
+        be a read or a write even where the calling file has no vocabulary of its own."""
+        return any(self._module(p) for p in self.in_database_files.get(name, ())) and self.only_owner(name) is not None
+
+    @property
+    def database(self) -> FrozenSet[str]:
+        if self._database is None:
+            self._database = frozenset(name for name in self.in_database_files if self.is_database(name))
+        return self._database
+
+    @property
+    def user_model(self) -> str:
+        """The model class AUTH_USER_MODEL names, when a settings module sets it."""
+        return next((model for path, model in self.settings if self._module(path)), "")
+
+    def __eq__(self, other: object) -> bool:
+        """The same answers (whichever names were asked about already)."""
+        if not isinstance(other, MethodIndex):
+            return NotImplemented
+        return (dict(self.owners), self.database, self.user_model) == (dict(other.owners), other.database,
+                                                                       other.user_model)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def _module(self, path: str) -> str:
+        module = self._modules.get(path)
+        if module is None:
+            module = self._modules[path] = self._module_of(path)
+        return module
+
+
+class _Owners(Mapping):  # type: ignore[type-arg]
+    """``MethodIndex.owners``: the names defined in a file with a module name."""
+
+    def __init__(self, index: MethodIndex) -> None:
+        self.index = index
+
+    def __getitem__(self, name: str) -> List[Tuple[str, str]]:
+        found = self.index.owners_of(name)
+        if not found:
+            raise KeyError(name)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name in self.index.defined if self.index.owners_of(name))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 _METHOD_INDEXES: Dict[str, MethodIndex] = {}
@@ -269,6 +369,8 @@ _CALLED_METHOD = re.compile(r"\.([A-Za-z_]\w*)\s*\(")
 
 def forget() -> None:
     _METHOD_INDEXES.clear()
+    _HOLDS.clear()
+    _STATES.clear()
     _TEXTS.clear()
     _MENTIONED.clear()
 
@@ -292,9 +394,9 @@ def called_database_methods(text: str, root: str, module_of: Callable[[str], str
     index = method_index(root, module_of, cache)
     seen: Set[str] = set()
     for name in called:
-        if name in index.database and name not in seen:
+        if name not in seen and index.is_database(name):
             seen.add(name)
-            yield index.owners[name][0]
+            yield index.only_owner(name)  # type: ignore[misc]
 
 
 def calls_resolvable_methods(text: str) -> bool:
@@ -307,11 +409,79 @@ def resolvable_by_name(method: str) -> bool:
     return not method.startswith("__") and len(name_tokens(method)) >= 2
 
 
+def called_method_names(text: str) -> FrozenSet[str]:
+    """The names of the methods the text calls that the index may resolve a receiver by."""
+    return frozenset(name for name in (m.group(1) for m in _CALLED_METHOD.finditer(text)) if resolvable_by_name(name))
+
+
+def method_answers(index: MethodIndex, names: Iterable[str]) -> str:
+    """A digest of what the index answers for ``names``: each name's only definition, if it
+    has one, and whether that is next to database code (``USER_MODEL_ANSWER``: the user model).
+    A result that asked is recorded with it, and holds while it is the same: a second class
+    defining the method, or the defining file deleted, changes it; so does a name of a call
+    added to the module that resolves (the module's own digest changed too)."""
+    resolved = (answer for answer in (index.answer(name) for name in sorted(names)) if not answer.endswith("="))
+    return digest("\n".join(resolved).encode("utf-8", "surrogatepass"))  # a name resolving to nothing adds nothing
+
+
+def recorded_answers(index: MethodIndex, names: Iterable[str]) -> str:
+    """The value of a methods dependency: the project's files as the index read them, and
+    ``method_answers`` (a later run that finds the files the same need not ask the index)."""
+    return f"{index.state}/{method_answers(index, names)}"
+
+
+# (methods dependency, value recorded) -> whether it holds: the index is built once per process
+_HOLDS: Dict[Tuple[str, str], bool] = {}
+
+
+def answers_hold(dependency: str, recorded: str) -> bool:
+    """Whether the index answers now what a methods dependency recorded: the project's files
+    are the same, or the answers for its names are."""
+    key = (dependency, recorded)
+    if key not in _HOLDS:
+        root, path = methods_asked(dependency)
+        state, _, answers = recorded.partition("/")
+        _HOLDS[key] = state == project_state(root) or method_answers(_index_of(root), _asked_names(path)) == answers
+    return _HOLDS[key]
+
+
+def _asked_names(path: str) -> FrozenSet[str]:
+    """The names a methods dependency asked about: the methods the module's text calls (as it
+    is now: were it edited, its own digest decides), the user model for no module."""
+    if not path:
+        return frozenset({USER_MODEL_ANSWER})
+    text = _read_regular_file(path)
+    return called_method_names(text) if text is not None else frozenset()
+
+
+def _index_of(root: str) -> MethodIndex:
+    return method_index(root, lambda path: import_name_for(path, root)[0],
+                        DiskCache(os.path.join(root, CACHE_DIRECTORY)))
+
+
+_STATES: Dict[str, str] = {}
+
+
+def project_state(root: str) -> str:
+    """A digest of the project's Python files (names and contents) as the method index reads
+    them, once per process; the index's own when it is built."""
+    index = _METHOD_INDEXES.get(root)
+    if index is not None:
+        return index.state
+    if root not in _STATES:
+        _STATES[root] = _state_of((path, _regular_file_digest(path)) for path in _python_files(root))
+    return _STATES[root]
+
+
+def _state_of(files: Iterable[Tuple[str, Optional[str]]]) -> str:
+    return digest("\n".join(f"{path}\0{content}" for path, content in files if content is not None).encode(
+        "utf-8", "surrogatepass"))
+
+
 def unique_method(root: str, method: str, module_of: Callable[[str], str],
                   cache: Optional[DiskCache] = None) -> Optional[Tuple[str, str]]:
     """(module, "Class.method") of the project's only class that defines ``method``."""
-    found = method_index(root, module_of, cache).owners.get(method, ())
-    return found[0] if len(found) == 1 else None
+    return method_index(root, module_of, cache).only_owner(method)
 
 
 class _FileMethods(NamedTuple):
@@ -338,28 +508,30 @@ def _index(root: str, module_of: Callable[[str], str], cache: DiskCache) -> Meth
     key = "methods-" + digest(repr((os.path.abspath(root), code_fingerprint())).encode("utf-8", "surrogatepass"))
     stored = _stored_file_methods(cache.load(key))
     kept: Dict[str, list] = {}
-    index = MethodIndex()
-    database: Set[str] = set()
+    index = MethodIndex(module_of)
+    contents: List[Tuple[str, Optional[str]]] = []
     for path in _python_files(root):
-        found = _file_methods(path, stored, kept)
-        module = module_of(path) if found is not None else ""
-        if not module:
+        content = _regular_file_digest(path)
+        contents.append((path, content))
+        found = _file_methods(path, content, stored, kept)
+        if found is None:
             continue
         for qualified in found.methods:
-            index.owners.setdefault(qualified.rsplit(".", 1)[-1], []).append((module, qualified))
-        database.update(found.database)
-        if found.user_model and not index.user_model:
-            index.user_model = found.user_model
-    index.database = frozenset(n for n in database if len(index.owners.get(n, ())) == 1)
+            index.defined.setdefault(qualified.rsplit(".", 1)[-1], []).append((path, qualified))
+        for name in found.database:
+            index.in_database_files.setdefault(name, []).append(path)
+        if found.user_model:
+            index.settings.append((path, found.user_model))
+    index.state = _state_of(contents)
     if kept != stored:
         cache.store(key, {"files": kept})
     return index
 
 
-def _file_methods(path: str, stored: Dict[str, list], kept: Dict[str, list]) -> Optional[_FileMethods]:
-    """A file's ``_FileMethods``, stored under its digest (``kept`` gets it); None for what
-    is not a readable regular file."""
-    content = _regular_file_digest(path)
+def _file_methods(path: str, content: Optional[str], stored: Dict[str, list],
+                  kept: Dict[str, list]) -> Optional[_FileMethods]:
+    """A file's ``_FileMethods``, stored under its digest ``content`` (``kept`` gets it); None
+    for what is not a readable regular file."""
     if content is None:
         return None
     record = stored.get(path)
