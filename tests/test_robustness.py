@@ -330,3 +330,32 @@ def test_flake8_reports_its_own_e999_for_what_it_cannot_parse(project: Path) -> 
 # Not here: a generated 100,000-line module (``def f{i}(u): return Page.objects.get(url=u)``).
 # check_source returns ([]) but took ~45 s on an idle machine (~30 s in libcst's parse, before the
 # ast port) and ~75 s on a loaded one, which alone would exceed this file's time budget.
+
+
+def _import_chain(root: Path, length: int) -> None:
+    """``app/top.py`` (no database vocabulary) calls step0, which calls step1 ... whose last one
+    writes a record: deciding whether top.py can touch a key summarizes the whole chain."""
+    (root / "app").mkdir()
+    (root / "app" / "__init__.py").write_text("")
+    (root / "app" / "models.py").write_text(
+        "from django.db import models\n\n\nclass Item(models.Model):\n    key = models.CharField(max_length=10)\n")
+    for step in range(length):
+        if step < length - 1:
+            body = f"from app.m{step + 1} import step{step + 1}\n\n\ndef step{step}(value):\n    return step{step + 1}(value)\n"
+        else:
+            body = f"from app.models import Item\n\n\ndef step{step}(value):\n    Item.objects.create(key=value.lower())\n"
+        (root / "app" / f"m{step}.py").write_text(body)
+    (root / "app" / "top.py").write_text("from app.m0 import step0\n\n\ndef run(value):\n    return step0(value)\n")
+
+
+def test_a_long_chain_of_imports_in_the_prefilter_is_analyzed_on_the_deep_stack(project: Path) -> None:
+    """One file checked in the CLI's own process (no worker: fewer than 16 files) whose relevance
+    depends on 150 modules imported one from the next: the prefilter summarized them on the
+    interpreter's default stack and the run ended with a RecursionError traceback."""
+    _import_chain(project, 150)
+    # as the installed ``keydrift`` script runs it (``-m`` happened not to overflow)
+    script = "import sys\nfrom keydrift.cli import main\nsys.exit(main())\n"
+    proc = subprocess.run([sys.executable, "-c", script, "check", "--no-cache", "app/top.py"], cwd=project,
+                          capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]

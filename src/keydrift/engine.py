@@ -50,14 +50,15 @@ def check_source(source: Union[str, bytes], path: str, config: Optional[Config] 
     lines = text.count("\n") + 1
     count("files")
     count("lines", lines)
-    with stage("prefilter"):
-        has_database = _checked_relevance(text, path, config)
-        if not has_database and not NORMALIZER_VOCABULARY.search(text) and not _mentions_normalizer(text, config):
-            return []
-    count("files analyzed")
-    count("lines analyzed", lines)
-    source_digest = digest(source if isinstance(source, bytes) else source.encode("utf-8", "surrogatepass"))
     try:
+        # the prefilter may summarize the modules the file imports: a failure there is the analysis's
+        with stage("prefilter"):
+            has_database = _checked_relevance(text, path, config)
+            if not has_database and not NORMALIZER_VOCABULARY.search(text) and not _mentions_normalizer(text, config):
+                return []
+        count("files analyzed")
+        count("lines analyzed", lines)
+        source_digest = digest(source if isinstance(source, bytes) else source.encode("utf-8", "surrogatepass"))
         with time_budget.budget():
             return call_with_deep_stack(lambda: _check_text(text, source_digest, path, config, has_database, tree))
     except time_budget.BudgetExceeded:
@@ -139,6 +140,12 @@ def relevance(text: str, path: str, config: Config) -> Relevance:
         return _LAST_RELEVANCE[0][2]
     if relevant_by_text(text, config):
         return Relevance("text", False)
+    # the imported modules are summarized through chains of imports as deep as the analysis's
+    return call_with_deep_stack(lambda: _relevance_by_project(text, path, config))
+
+
+def _relevance_by_project(text: str, path: str, config: Config) -> Relevance:
+    """``relevance`` of a module without vocabulary of its own: by what it imports or calls."""
     if _imports_database_helpers(text, path, config):
         return Relevance("imports", False)
     consulted = calls_resolvable_methods(text)
