@@ -6,12 +6,13 @@ import ast
 from typing import Iterator, List, Set, Tuple
 
 from keydrift.analysis.facts import (
-    CASE, FETCH, IDNA, LOOKUP, NORMALIZER, READ, REDERIVED, REMOTE, SLASH, SLUG, STORE, UNICODE, URL, WHITESPACE, WRITE,
+    CASE, FETCH, IDNA, LOOKUP, NORMALIZER, PART, READ, REDERIVED, REMOTE, SLASH, SLUG, STORE, UNICODE, URL, WHITESPACE, WRITE,
     KeyAccess, Step,
 )
 from keydrift.analysis.boundary import is_test_module
 from keydrift.analysis.imports import module_name_of
 from keydrift.frameworks.schema import natural_key_kind
+from keydrift.frameworks.transforms import SPLIT_METHODS
 from keydrift.types import Config
 
 # Step kinds that normalize a key (as opposed to re-deriving or formatting it).
@@ -20,6 +21,10 @@ NORMALIZING = frozenset({CASE, WHITESPACE, SLASH, URL, UNICODE, IDNA, SLUG, NORM
 NORMALIZER_CALLS = frozenset({NORMALIZER, UNICODE, IDNA, SLUG})
 # A step before one of these shaped a request, not the key that was stored.
 _RESETTING = frozenset({REDERIVED, FETCH, REMOTE})
+# Steps that trim the ends of a text (``strip``, ``rstrip("/")``), and the string surgery that
+# cuts a key out of a longer text, after which a trim of the text no longer shapes the key.
+_TRIMMING = frozenset({WHITESPACE, SLASH})
+_SPLITTING_LABELS = tuple(f".{method}(" for method in sorted(SPLIT_METHODS))
 
 
 def in_test_code(facts: object) -> bool:
@@ -68,9 +73,17 @@ def reaching_steps(access: KeyAccess) -> List[Step]:
     for step in access.value.steps:
         if step.kind in _RESETTING:
             steps = []
+        elif _cut_by_splitting(step):
+            # ``handle.lstrip("@").split("@", 1)[1]``: the strip trimmed the text the key is
+            # cut out of (parsing it), not the key; a case step applies to every part alike
+            steps = [s for s in steps if s.kind not in _TRIMMING]
         elif step.kind in NORMALIZING and step.node is not None and step.kind not in access.absorbs:
             steps.append(step)
     return steps
+
+
+def _cut_by_splitting(step: Step) -> bool:
+    return step.kind == PART and step.label.startswith(_SPLITTING_LABELS)
 
 
 def normalization_sites(facts: object) -> Iterator[Tuple[KeyAccess, Step]]:
