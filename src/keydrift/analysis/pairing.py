@@ -193,9 +193,15 @@ def _found_exactly_by_this_key(read: KeyAccess, write: KeyAccess, ws: Tuple[Step
     if len(ws) != 1 or ws[0].kind != REDERIVED or read.absorbs or read.value.steps or not read.trace:
         return False
     call, _, field = ws[0].label.rpartition(".")
+    if ws[0].label.endswith("..."):
+        # a long call's label is cut short, field and all: the field is the one the write's
+        # value names (``label.text``)
+        call, field = ws[0].label, write.value.text.rpartition(".")[2]
     callee = read.trace[0][0]
+    # the call's other arguments (a session, the parent's id) narrow the search, and their
+    # origins join the found record's
     return field == write.field and callee.endswith("()") and call.startswith(callee[:-2] + "(") \
-        and read.value.origins == write.value.origins
+        and read.value.origins <= write.value.origins
 
 
 def _same_helper_other_call(read: KeyAccess, write: KeyAccess, reads: Sequence[Tuple[int, KeyAccess]]) -> bool:
