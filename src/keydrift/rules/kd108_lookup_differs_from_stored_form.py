@@ -45,7 +45,12 @@ class LookupDiffersFromStoredForm(Rule):
     taken by loops from a table the function is given is its callers' to decide, like any
     parameter. A slug stored `slugify()`d and looked up as given is not reported: the slug is
     the identifier the project made and shows in its URLs and API answers, and clients pass it
-    back as they got it (a lookup that lowercases or strips it is still compared).
+    back as they got it (a lookup that lowercases or strips it is still compared). A lookup
+    that differs from the stored form only by trimming whitespace off its input
+    (`filter(user=request.form["user"].strip())` against usernames stored as given) is not
+    reported: trimming typed input is a repair of the input, it misses only rows whose key was
+    stored with edge whitespace, and a store that leaves it is a write of its own to compare
+    (KD110 reports writes that trim against writes that do not).
 
     ## Why is this bad?
     The signup handler stores `alice@example.com`; the password-reset view looks up
@@ -132,6 +137,8 @@ class LookupDiffersFromStoredForm(Rule):
                     form, evidence = stored
                     if not looked_up and _slug_only(form):
                         continue  # a slug is the identifier the project made and handed out: looked up as given
+                    if _trims_only(looked_up, form):
+                        continue  # typed input trimmed before an exact lookup: see the docstring
                     if not form and lookup.origin is Origin.PARAMETER:
                         continue  # a helper that canonicalizes its argument, rows stored as given: its callers decide
                     if any(same_function(w, lookup) and w.origin_text == lookup.origin_text for w in record.writes):
@@ -197,6 +204,17 @@ def _fix(lookup: KeyUse, looked_up: Form, stored: Form) -> Optional[FixFacts]:
         return None
     [(kind, name)] = stored
     return normalize_here(lookup, name) if kind == NORMALIZER else None
+
+
+# Trims of whitespace off both or one end of a value, as canonical step labels.
+_WHITESPACE_TRIMS = frozenset({(WHITESPACE, ".strip()"), (WHITESPACE, ".lstrip()"), (WHITESPACE, ".rstrip()")})
+
+
+def _trims_only(looked_up: Form, stored: Form) -> bool:
+    """The lookup applies every step of the stored form, and beyond them only whitespace
+    trims (``.strip()`` of typed input against keys stored as given, or lowercased)."""
+    extra = looked_up - stored
+    return bool(extra) and stored <= looked_up and extra <= _WHITESPACE_TRIMS
 
 
 def _slug_only(form: Form) -> bool:
