@@ -395,7 +395,8 @@ class NormalizerReader:
 
     def _path_only_parse(self, call: ast.Call) -> bool:
         """``urlparse(url).path``, or ``parts = urlparse(url)`` read only as ``parts.path``/
-        ``.query``/``.params``/``.fragment``: the normalizer keeps the path of its input and
+        ``.query``/``.params``/``.fragment`` or put back together with only those replaced
+        (``urlunparse(parts._replace(path=p))``): the normalizer keeps the path of its input and
         never uses a host, so a missing scheme cannot leave a host uncanonicalized."""
         parent = self.ancestors[-1] if self.ancestors else None
         if self._round_trip(call):
@@ -407,8 +408,19 @@ class NormalizerReader:
             return False
         name = parent.targets[0].id
         uses = list(_name_uses_after(self.function.body, parent, name))
-        return bool(uses) and all(isinstance(up, ast.Attribute) and up.attr in PATH_ATTRIBUTES
-                                  for up in uses)
+        return bool(uses) and all(self._reads_no_host(up) for up in uses)
+
+    def _reads_no_host(self, use: Optional[ast.AST]) -> bool:
+        """A use of a parse result that neither reads nor changes its host: a path attribute,
+        or path parts replaced (``parts._replace(path=p)``, no ``netloc=`` and no ``**changes``).
+        The parse merely put back together (``parts.geturl()``) is still reported."""
+        if not isinstance(use, ast.Attribute):
+            return False
+        if use.attr in PATH_ATTRIBUTES:
+            return True
+        call = next((n for n in tree.walk(self.function) if isinstance(n, ast.Call) and n.func is use), None)
+        return use.attr == "_replace" and call is not None and not call.args and all(
+            k.arg is not None and k.arg not in HOST_ATTRIBUTES for k in call.keywords)
 
     def _round_trip(self, call: ast.Call) -> bool:
         """``urlunparse(urlparse(url))``, ``urlparse(url).geturl()``,

@@ -45,7 +45,9 @@ class UrlsplitWithoutScheme(Rule):
     A parse whose result is only read for its path (`urlparse(value).path`, or `.path`/
     `.query`/`.params`/`.fragment` of the parse) uses no host and is not reported, nor is a
     round trip that puts the parse back together without touching its host
-    (`urlunparse(urlparse(url))`, `urlparse(url)._replace(query="").geturl()`), nor a parse of
+    (`urlunparse(urlparse(url))`, `urlparse(url)._replace(query="").geturl()`; through a name,
+    a parse read only for its path parts and rebuilt with them replaced: `parts =
+    urlparse(url)` ... `urlunparse(parts._replace(path=p))`), nor a parse of
     a parameter named like a path (`path`, `route`) rather than a URL.
     """
 
