@@ -61,7 +61,9 @@ FUNCTIONS: Dict[str, str] = {
     "url_normalize": "normalizer",
     "normalize_email": "normalizer",
     "normalize_username": "normalizer",
-    "clean_username": "normalizer",
+    # not ``clean_username``: a hook (Django's RemoteUserBackend, allauth's account adapter)
+    # that validates and returns the name unchanged unless a project overrides it, and a
+    # project's own definition is read from its code
     "slugify": "slug",
     "unidecode": "unicode",
     "to_ascii": "idna",
