@@ -421,3 +421,20 @@ def test_loop_variables_are_followed_to_the_collection_the_outermost_loop_walks(
     assert loop_sources.walked_from("request.POST['key']", by_table) is None  # no loop
     assert loop_sources.walked_from("row.key", by_parameter) is None  # a field, not a table's element
     assert loop_sources.literal_strings(ast.parse("[1, 'a']").body[0].value, (loop_sources.EACH,)) is None
+
+
+@pytest.mark.parametrize("in_a_worker", [True, False])
+def test_a_flake8_worker_checks_what_it_analyzed_for_an_importer(project, monkeypatch, in_a_worker):
+    """In one of flake8's workers, a module the index analyzed for an importer is checked at
+    once (its analysis is in memory): the worker flake8 hands it to finds its result cached.
+    In a single process its own turn takes the analysis over, so nothing is checked early."""
+    from keydrift import flake8_plugin
+
+    _write(project, {"club/store.py": STORE, "club/handler.py": HANDLER})
+    (project / "pyproject.toml").write_text('[tool.keydrift]\nignore = ["KD108", "KD109", "KD110"]\n')
+    monkeypatch.setattr(flake8_plugin, "_in_a_worker", lambda: in_a_worker)
+    checker = KeydriftChecker(ast.parse(HANDLER), "./club/handler.py", HANDLER.splitlines(keepends=True))
+    list(checker.run())
+    assert not [n for n in os.listdir(project / ".keydrift_cache") if n.startswith("claim-")]
+    config = flake8_plugin._file_config("./club/store.py")[0]
+    assert _cached_modules(monkeypatch, config, ["./club/store.py"]) == (["./club/store.py"] if in_a_worker else [])

@@ -25,7 +25,7 @@ from keydrift.config import (
 )
 from keydrift.noqa import apply_noqa
 from keydrift.output._common import full_message
-from keydrift.projectwide import findings_for
+from keydrift.projectwide import check_held_analyses, findings_for
 from keydrift.results import check_cached
 from keydrift.types import Config
 
@@ -78,6 +78,7 @@ class KeydriftChecker:
             # the project registry's findings; one look at the project per flake8 process
             found = found + findings_for(self.filename, config, fresh=False,
                                          check=self._check_module if config.cache else None)
+        self._check_held(config)
         findings = [f for f in found if not f.code.startswith("KD9") and finding_allowed(f, config)]
         if not self.disable_noqa:
             findings = apply_noqa(findings, source)
@@ -96,7 +97,18 @@ class KeydriftChecker:
                 data = handle.read()
             check_cached(data, spelled, config)
         except (OSError, ConfigError):
-            pass  # only a head start: the module's own turn checks it as usual
+            return  # only a head start: the module's own turn checks it as usual
+        self._check_held(config)
+
+    def _check_held(self, config: Config) -> None:
+        """In a flake8 worker, check the modules this process has analyzed for an importer (see
+        ``projectwide.check_held_analyses``)."""
+        if not config.cache or not _in_a_worker():
+            return
+        try:
+            check_held_analyses(config, self._check_module)
+        except Exception:  # noqa: BLE001 - only a head start for the other workers
+            pass
 
 
 def _file_config(filename: str) -> Tuple[Config, Optional[ConfigError]]:
@@ -108,6 +120,14 @@ def _file_config(filename: str) -> Tuple[Config, Optional[ConfigError]]:
         if root:
             config = replace(config, root=root)
     return config, broken
+
+
+def _in_a_worker() -> bool:
+    """Whether this is one of flake8's worker processes (``-j``): the modules this process
+    analyzed for an importer are then checked here at once, as the next file may go to another."""
+    import multiprocessing
+
+    return multiprocessing.parent_process() is not None
 
 
 def _say_once(message: str) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from keydrift.codes import REGISTRY_CODES, rule_selected
 from keydrift.deepstack import call_with_deep_stack
@@ -86,6 +86,49 @@ def accept(offer: Optional[Offer]) -> None:
     if offer is not None:
         key, path, record = offer
         _OFFERED.setdefault(key, {})[path] = record
+
+
+def check_held_analyses(config: Config, check: Checker) -> None:
+    """Check the project's modules this process has analyzed for an importer and not checked
+    yet (the index keeps their analyses for their own checks, so a check costs little more than
+    the rules), each under a claim: the other processes checking the project at the same time
+    (flake8's workers) then find the module's result in the cache instead of analyzing it again
+    when flake8 hands the module to one of them."""
+    if _HOLDING:
+        return  # a check made here adds to the analyses held: the outer loop takes them
+    from keydrift.analysis.project import project_index
+
+    project = project_index(config, use_cache=config.cache)
+    directory = project.cache.directory
+    if directory is None:
+        return  # nothing is shared without the cache
+    _HOLDING.append(True)
+    try:
+        while True:
+            waiting = [key for key in project.analyses if key not in _HELD_CHECKED]
+            if not waiting:
+                return
+            for path, file_hash in waiting:
+                _HELD_CHECKED.add((path, file_hash))
+                if os.path.dirname(path).startswith(project.root):
+                    _check_claimed(directory, path, project, check)
+    finally:
+        _HOLDING.clear()
+
+
+# Analyses ``check_held_analyses`` has checked or left to another process: (file, digest).
+_HELD_CHECKED: Set[Tuple[str, str]] = set()
+_HOLDING: List[bool] = []
+
+
+def _check_claimed(directory: str, path: str, project: object, check: Checker) -> None:
+    claim = _claim(directory, path, project)
+    if claim is None:
+        return  # another process is at it
+    try:
+        check(path)
+    finally:
+        _release(claim)
 
 
 def registry_selected(config: Config) -> bool:
@@ -173,6 +216,7 @@ def forget() -> None:
     _MEMO.clear()
     _OFFERED.clear()
     _METHODS.clear()
+    _HELD_CHECKED.clear()
 
 
 def _memo_key(config: Config) -> str:
