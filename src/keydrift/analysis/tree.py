@@ -34,7 +34,9 @@ _SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "module", 
 _CHILD_FIELDS: Dict[type, Tuple[str, ...]] = {}
 
 
-def _child_fields(kind: type) -> Tuple[str, ...]:
+def child_fields(kind: type) -> Tuple[str, ...]:
+    """The fields of a node type that may hold child nodes (see ``child_nodes``), for a reader
+    that inlines the traversal in its hot loop."""
     fields = _CHILD_FIELDS.get(kind)
     if fields is None:
         skipped = _SKIPPED_FIELDS
@@ -55,7 +57,7 @@ def child_nodes(node: ast.AST) -> List[ast.AST]:
     kind = type(node)
     fields = _CHILD_FIELDS.get(kind)
     if fields is None:
-        fields = _child_fields(kind)
+        fields = child_fields(kind)
     for name in fields:
         value = getattr(node, name, None)
         if value is None:
