@@ -58,17 +58,19 @@ def recognize(call: ast.Call, ctx: Context, call_id: int) -> Optional[ChainInfo]
 
 def ask(chain: Chain) -> Optional[ChainInfo]:
     """The first answer of the layers, pass by pass."""
-    for stage in PASSES:
-        for layer in LAYERS:
-            recognizer = getattr(layer, stage)
-            if recognizer is None:
-                continue
-            found = recognizer(chain)
-            if found is STOP:
-                return None
-            if found is not None:
-                return found  # type: ignore[return-value]
+    for recognizer in _RECOGNIZERS:
+        found = recognizer(chain)
+        if found is STOP:
+            return None
+        if found is not None:
+            return found  # type: ignore[return-value]
     return None
+
+
+# The layers' recognizers in the order ``ask`` tries them (it is asked for every call the
+# walker meets: looking each one up by its pass and layer was a sixth of its time).
+_RECOGNIZERS = tuple(recognizer for stage in PASSES for layer in LAYERS
+                     if (recognizer := getattr(layer, stage)) is not None)
 
 
 # Links that make a call a query a variable may hold and refine (``q = session.query(M)``).
