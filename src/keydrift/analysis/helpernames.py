@@ -6,18 +6,26 @@ recognizers."""
 from __future__ import annotations
 
 import re
-from typing import List
+from functools import lru_cache
+from typing import Tuple
 
 from keydrift.frameworks import data_access as da
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
-def name_tokens(name: str) -> List[str]:
-    """``simple_selectOne`` -> ["simple", "select", "one"]."""
-    return [t.lower() for t in _CAMEL.sub("_", name).split("_") if t]
+# The walker and the gate ask about every call's name, and a project calls few names many times:
+# the answers are remembered (pure functions of the name).
+_REMEMBERED_NAMES = 8192
 
 
+@lru_cache(maxsize=_REMEMBERED_NAMES)
+def name_tokens(name: str) -> Tuple[str, ...]:
+    """``simple_selectOne`` -> ("simple", "select", "one")."""
+    return tuple(t.lower() for t in _CAMEL.sub("_", name).split("_") if t)
+
+
+@lru_cache(maxsize=_REMEMBERED_NAMES)
 def helper_operation(name: str) -> str:
     """The operation a helper's name announces, or "" (the last verb token wins:
     ``select_or_insert`` inserts). Bare common verbs (``get``, ``update``) are not helpers."""
@@ -29,6 +37,7 @@ def helper_operation(name: str) -> str:
     return found
 
 
+@lru_cache(maxsize=_REMEMBERED_NAMES)
 def is_runner_name(name: str) -> bool:
     """A callee that calls the function it is given with the arguments that follow it."""
     return name in da.RUNNER_NAMES or (
