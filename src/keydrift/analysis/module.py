@@ -106,6 +106,9 @@ class ModuleAnalysis:
         self.statement_of: Dict[int, ast.AST] = {}  # filled by the walkers: id(access node) -> statement
         self.summaries: Dict[str, Optional[FunctionSummary]] = {}
         self.in_progress: Set[str] = set()
+        # summaries asked for while being made (a recursion): what was made then depends on
+        # which function of the cycle was walked first
+        self.recursions = 0
         self._facts: Optional[ModuleFacts] = None
 
     # -- walking and summaries --------------------------------------------------------------
@@ -126,8 +129,11 @@ class ModuleAnalysis:
     def summary(self, name: str) -> Optional[FunctionSummary]:
         if name in self.summaries:
             return self.summaries[name]
-        if name in self.in_progress or name not in self.units:
+        if name in self.in_progress:
+            self.recursions += 1
             return None  # recursion: the summary is being computed
+        if name not in self.units:
+            return None
         self.in_progress.add(name)
         try:
             unit = self.units[name]

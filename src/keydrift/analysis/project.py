@@ -15,6 +15,7 @@ import json
 import os
 from dataclasses import dataclass, field, replace
 from collections import OrderedDict
+from collections.abc import Mapping
 from contextlib import contextmanager
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple, Union
 
@@ -32,7 +33,7 @@ from keydrift.analysis.receivers import (
 )
 from keydrift.analysis.registry import EMPTY_KEYS, ModuleKeys, keys_from_json, keys_to_json, module_keys
 from keydrift.analysis.summaries import FunctionSummary, SummaryAccess, from_json, to_json
-from keydrift.analysis.tree import source_lines
+from keydrift.analysis.tree import current_source_lines, source_lines
 from keydrift.source import SourceError, decode_source
 from keydrift.timing import count, stage
 from keydrift.config import called_name
@@ -43,6 +44,9 @@ from keydrift.types import Config
 _TREE_LINES_KEPT = 40_000
 # Analyses of modules summarized for an importer, kept for the modules' own checks.
 _ANALYSIS_LINES_KEPT = 40_000
+# Analyses of modules made on demand kept open for more of their summaries; a closed one keeps
+# what it made, and is analyzed afresh if more is asked of it.
+_OPEN_LINES_KEPT = 10_000
 
 
 class ProjectIndex:
@@ -57,6 +61,10 @@ class ProjectIndex:
         self.modules: Dict[str, Tuple[Dict[str, str], Dict[str, FunctionSummary]]] = {}
         # (module, importing directory) -> its file, and the directories whose listing decided it
         self.paths: Dict[Tuple[str, str], Tuple[Optional[str], List[str]]] = {}
+        # (directory, module) -> its file there and the directories that decided it; and an
+        # importing directory -> where its imports are looked up (both for ``path_for``)
+        self.lookups: Dict[Tuple[str, str], Tuple[Optional[str], List[str]]] = {}
+        self.roots: Dict[str, List[str]] = {}
         self.building: List[Tuple[str, Dict[str, str]]] = []  # modules being summarized, with their deps
         # what the files being checked depend on (per-file results cache): file -> digest, and
         # "dir:" + directory -> its state (``directory_state``) for the directories where an import was looked up
@@ -67,6 +75,8 @@ class ProjectIndex:
         # (file, digest) -> (analysis, is_package, what the analysis consulted, lines)
         self.analyses: "OrderedDict[Tuple[str, str], Tuple[Any, bool, Dict[str, str], int]]" = OrderedDict()
         self.analysis_lines = 0
+        self.open_exports: "OrderedDict[int, DemandedExport]" = OrderedDict()
+        self.open_lines = 0
         # ids of the dependency maps of frames in ``building`` whose analysis saw an import
         # cycle cut short (an importer still being built exports nothing yet)
         self.cut_frames: Set[int] = set()
@@ -131,17 +141,24 @@ class ProjectIndex:
     def _find_module(self, module_name: str, near: str, looked_in: List[str]) -> Optional[str]:
         """The module's file; ``looked_in`` gets every directory whose listing decided it (a file
         created there later could shadow or supply the module)."""
-        parts = module_name.split(".")
-        relative = os.path.join(*parts)
         for root in self._search_roots(near):
             for source_root in SOURCE_ROOTS:
-                base = os.path.join(root, source_root, relative)
-                for candidate in (base + ".py", os.path.join(base, "__init__.py")):
-                    if os.path.isfile(candidate):
-                        looked_in.extend(_existing_chain(os.path.join(root, source_root), parts))
-                        return candidate
-                looked_in.extend(_existing_chain(os.path.join(root, source_root), parts))
+                found, chain = self._look_in(os.path.join(root, source_root), module_name)
+                looked_in.extend(chain)
+                if found is not None:
+                    return found
         return None
+
+    def _look_in(self, base: str, module_name: str) -> Tuple[Optional[str], List[str]]:
+        """The module's file under ``base`` (None if there is none), and the directories whose
+        listing decided it; asked once per directory, whichever importer's search reached it."""
+        key = (base, module_name)
+        if key not in self.lookups:
+            parts = module_name.split(".")
+            path = os.path.join(base, *parts)
+            found = next((c for c in (path + ".py", os.path.join(path, "__init__.py")) if os.path.isfile(c)), None)
+            self.lookups[key] = (found, _existing_chain(base, parts))
+        return self.lookups[key]
 
     def parse(self, path: str, digest: str, source: Union[str, bytes], module_name: str = "",
               tree: Optional[ast.Module] = None) -> ast.Module:
@@ -182,8 +199,15 @@ class ProjectIndex:
             recording.update(deps)
 
     def _search_roots(self, near: str) -> List[str]:
+        start = os.path.dirname(os.path.abspath(near)) if near else ""
+        if start not in self.roots:
+            self.roots[start] = self._roots_from(start)
+        return self.roots[start]
+
+    def _roots_from(self, current: str) -> List[str]:
+        """The directories an import is looked up in from a file in ``current``: it and those
+        above it (nearest first, up to the repository root), then the project root."""
         roots: List[str] = []
-        current = os.path.dirname(os.path.abspath(near)) if near else ""
         while current:
             roots.append(current)
             parent = os.path.dirname(current)
@@ -232,6 +256,8 @@ class ProjectIndex:
         path = os.path.normpath(os.path.abspath(path))
         known = self.modules.get(path)
         if known is not None and known[0].get(path) == digest:
+            if isinstance(known[1], DemandedExport):
+                known[1].complete(analysis)
             return
         if self.file_hash(path) != digest:
             return  # the text checked is not the file on disk (an editor buffer, stdin)
@@ -241,8 +267,9 @@ class ProjectIndex:
             return
         files, reads = _split(deps)
         self.modules[path] = (files, export)
-        self.cache.store(self._export_key(digest, module_name),
-                         {"module": module_name, "deps": files, "reads": reads, **export.to_json()})
+        if self.cache.directory is not None:
+            self.cache.store(self._export_key(digest, module_name),
+                             {"module": module_name, "deps": files, "reads": reads, **export.to_json()})
 
     def _export_key(self, digest: str, module_name: str) -> str:
         return _digest(f"{digest}:{self.config_key}:{module_name}".encode())
@@ -253,6 +280,8 @@ class ProjectIndex:
             self.building[-1][1][path] = digest or ""
         self._record({path: digest or ""})
         known = self.modules.get(path)
+        if known is not None and isinstance(known[1], DemandedExport) and known[1].active:
+            return self._cut(module_name, path, [i for i, (_, deps) in enumerate(self.building) if deps is known[0]])
         if known is not None and self._dependencies_unchanged(known[0]):
             if self.building:
                 self.building[-1][1].update(known[0])
@@ -261,13 +290,18 @@ class ProjectIndex:
         if digest is None:
             return self._consulted(module_name, path, EMPTY_EXPORT)  # an unreadable file
         cycle = [index for index, (name, _) in enumerate(self.building) if name == module_name]
-        if cycle:  # an import cycle: the modules built above the importer see it export nothing
-            self.cut_frames.update(id(deps) for _, deps in self.building[cycle[0] + 1:])
-            return self._consulted(module_name, path, EMPTY_EXPORT)
+        if cycle:
+            return self._cut(module_name, path, cycle)
         deps, export = self._load_or_build(module_name, path, digest)
         self.modules[path] = (deps, export)
         self._record(deps)
         return self._consulted(module_name, path, export)
+
+    def _cut(self, module_name: str, path: str, cycle: List[int]) -> "ModuleExport":
+        """An import cycle back to a module being analyzed (its frames in ``building``): the
+        modules analyzed above it see it export nothing."""
+        self.cut_frames.update(id(deps) for _, deps in self.building[cycle[0] + 1 if cycle else len(self.building):])
+        return self._consulted(module_name, path, EMPTY_EXPORT)
 
     def _consulted(self, module_name: str, path: str, export: "ModuleExport") -> "ModuleExport":
         """Record what was read of the module, by content. Every module the analysis reads is
@@ -275,11 +309,12 @@ class ProjectIndex:
         cached result whose files changed while every export it read is the same still holds
         (an edit that changes no summary). The module being built keeps it too ("reads"), for
         the same reason."""
-        stored = self.building and self.cache.directory is not None
-        if self.recordings or stored:
+        if self.cache.directory is None:
+            return export  # nothing stored: no result or entry will compare fingerprints
+        if self.recordings or self.building:
             read = {export_dependency(module_name, path): self.fingerprint(export)}
             self._record(read)
-            if stored:
+            if self.building:
                 self.building[-1][1].update(read)
         return export
 
@@ -312,7 +347,10 @@ class ProjectIndex:
                 _, frame = self.building.pop()
                 self.cut_frames.discard(id(frame))
             deps, reads = _split(frame)
-            self.cache.store(key, {"module": module_name, "deps": deps, "reads": reads, **export.to_json()})
+            if isinstance(export, DemandedExport):
+                export.deps = deps  # what its summaries are made from, as they are made
+            else:
+                self.cache.store(key, {"module": module_name, "deps": deps, "reads": reads, **export.to_json()})
         if self.building:
             self.building[-1][1].update(deps)
         return deps, export
@@ -382,6 +420,8 @@ class ProjectIndex:
             return EMPTY_EXPORT
         relative = os.path.relpath(path, self.root).replace(os.sep, "/")
         is_package = os.path.basename(path) == "__init__.py"
+        if self.cache.directory is None:
+            return self._demanded(module, module_name, path, _digest(data), text, is_package)
         with source_lines(physical_lines(text)), self.recording() as consulted:  # the importer's lines come back after it
             self.record_method_answers(path, text)
             analysis = ModuleAnalysis(module, relative, self.config, self, module_name, is_package, path)
@@ -391,9 +431,105 @@ class ProjectIndex:
             self._keep_analysis((path, _digest(data)), analysis, is_package, consulted, text.count("\n") + 1)
         return export
 
+    def _demanded(self, module: ast.Module, module_name: str, path: str, digest: str, text: str,
+                  is_package: bool) -> "DemandedExport":
+        """The export of a module whose summaries are made as importers ask for them: with no
+        disk cache nothing else will read the rest (a one-file check reads a few functions of
+        each module it imports)."""
+        from keydrift.analysis.module import ModuleAnalysis
+
+        relative = os.path.relpath(path, self.root).replace(os.sep, "/")
+        lines = physical_lines(text)
+        with source_lines(lines):  # the models' facts keep source text
+            analysis = ModuleAnalysis(module, relative, self.config, self, module_name, is_package, path)
+            export = DemandedExport(self, analysis, is_package, digest, lines)
+        self._keep_analysis((path, digest), analysis, is_package, export.consulted, len(lines))
+        self._keep_open(export)
+        return export
+
+    def reopen(self, export: "DemandedExport") -> Any:
+        """A fresh analysis of a closed export's module (None if its file is no longer the one
+        the export was made from)."""
+        from keydrift.analysis.module import ModuleAnalysis
+
+        path = export.where
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+            if _digest(data) != export.digest:
+                return None
+            text = decode_source(data)
+            module = self.parse(path, export.digest, text, export.module_name)
+        except (OSError, SourceRejected, SourceError, RecursionError, UnicodeDecodeError, ValueError):
+            return None
+        export.lines = physical_lines(text)
+        with source_lines(export.lines):
+            analysis = ModuleAnalysis(module, export.relative, self.config, self, export.module_name,
+                                      export.is_package, path)
+        self._keep_open(export)
+        return analysis
+
+    def _keep_open(self, export: "DemandedExport") -> None:
+        """The last few exports made on demand stay open (by their lines); the oldest idle ones close."""
+        key = id(export)
+        if key in self.open_exports:
+            self.open_exports.move_to_end(key)
+            return
+        self.open_exports[key] = export
+        self.open_lines += len(export.lines)
+        for old in list(self.open_exports.values()):
+            if self.open_lines <= _OPEN_LINES_KEPT:
+                break
+            if old is not export and not old.active:
+                self.close(old)
+
+    def close(self, export: "DemandedExport") -> None:
+        if self.open_exports.pop(id(export), None) is not None:
+            self.open_lines -= len(export.lines)
+        export.close()
+
+    @contextmanager
+    def demand_frame(self, export: "DemandedExport") -> Iterator[None]:
+        """Where part of a module is analyzed for an importer: in a frame of the module's own, as
+        building it whole would be (its dependencies recorded with it, an import cycle back to a
+        module being analyzed cut short), with its lines. The importer then depends on every
+        file the module's export depends on (with no disk cache, nothing asks which directories
+        were looked in, unless a recording around it does)."""
+        frame = export.deps
+        self.building.append((export.module_name, frame))
+        export.active += 1
+        try:
+            with stage("index"), source_lines(export.lines):
+                yield
+        finally:
+            export.active -= 1
+            self.building.pop()
+            export.consulted.update(frame)
+            if id(frame) in self.cut_frames:
+                self.cut_frames.discard(id(frame))
+                self._forget_analysis(export.analysis)  # its own check analyzes the module afresh
+        if self.building:
+            self.building[-1][1].update(frame)
+        self._record(frame)
+        if export.analysis is not None:
+            self._keep_open(export)
+
+    def _forget_analysis(self, analysis: Any) -> None:
+        """Not to be taken over by the module's own check: built where an import cycle was cut."""
+        for kept_key, kept in list(self.analyses.items()):
+            if kept[0] is analysis:
+                self.analysis_lines -= kept[3]
+                del self.analyses[kept_key]
+
+    def replace_analysis(self, old: Any, new: Any) -> None:
+        """The module walked whole in place of ``old`` is the one its own check takes over."""
+        for kept_key, kept in self.analyses.items():
+            if kept[0] is old:
+                self.analyses[kept_key] = (new, *kept[1:])
+
     def _keep_analysis(self, key: Tuple[str, str], analysis: Any, is_package: bool, consulted: Dict[str, str],
                        lines: int) -> None:
-        self.analyses[key] = (analysis, is_package, dict(consulted), lines)
+        self.analyses[key] = (analysis, is_package, consulted, lines)
         self.analysis_lines += lines
         while self.analysis_lines > _ANALYSIS_LINES_KEPT and self.analyses:
             self.analysis_lines -= self.analyses.popitem(last=False)[1][3]
@@ -496,6 +632,163 @@ class ModuleExport:
             frozenset((str(e), str(f)) for e, f in data.get("relations", ())),
             frozenset((str(e), str(f)) for e, f in data.get("computed", ())),
         )
+
+
+class DemandedExport:
+    """A module's export made on demand (``ProjectIndex._demanded``): the models' facts at once
+    (no function is walked for them), a function's summary when an importer asks for it (that
+    function and the functions it calls are walked, not the whole module), the registry facts
+    when the registry asks. What it tells is what building the whole module tells: a function
+    is walked alone only while no recursion is met on the way (a summary made then depends on
+    where the cycle was entered); when one is, the module is walked whole, in the order its own
+    check walks it. Reads as a ``ModuleExport``."""
+
+    def __init__(self, index: ProjectIndex, analysis: Any, is_package: bool, digest: str, lines: List[str]) -> None:
+        self.index = index
+        self.analysis: Any = analysis  # None once closed (``ProjectIndex._keep_open``)
+        self.module_name = analysis.module_name
+        self.relative = analysis.path
+        self.units = list(analysis.units)
+        self.is_package = is_package
+        self.digest = digest
+        self.lines = lines
+        self.deps: Dict[str, str] = {}  # the files its summaries were made from (the index's entry)
+        self.consulted: Dict[str, str] = {}  # the files its analysis consulted, for its own check
+        self.made: Dict[str, Optional[FunctionSummary]] = {}
+        self.whole = False
+        self.active = 0  # demand frames of it open: an importer it reaches back to sees it export nothing
+        self._keys: Optional[ModuleKeys] = None
+        info = analysis.info
+        self.rewrites = dict(info.rewrites)
+        self.absorbs = dict(info.field_absorbs)
+        self.primary_keys = dict(info.primary_keys)
+        self.validation_models = set(info.validation_models)
+        self.derivations = dict(info.derivations)
+        self.constructors = dict(info.constructors)
+        self.relations = info.relations
+        self.computed = info.computed
+        self.summaries = _DemandedSummaries(self)
+        self.where = os.path.abspath(analysis.file)
+
+    def summary(self, name: str) -> Optional[FunctionSummary]:
+        if name not in self.made:
+            if name not in self.units or not self._open():
+                return None
+            with self.index.demand_frame(self):
+                self._make(name)
+        return self.made[name]
+
+    def _open(self) -> bool:
+        if self.analysis is None:
+            self.analysis = self.index.reopen(self)
+        return self.analysis is not None
+
+    def close(self) -> None:
+        """Let the analysis go: what was made stays, the rest is made afresh if asked for."""
+        self.analysis = None
+        self.lines = []
+
+    def complete(self, checked: Any) -> None:
+        """The module's own check has walked it whole (``checked``, the analysis it took over or
+        made): what is not made yet is made from that walk, and the analysis is let go. Kept
+        as it is when another analysis of the module is open (walked whole afresh here)."""
+        if self.active or self.analysis is not None and self.analysis is not checked \
+                or checked.module_name != self.module_name:
+            return
+        if self.analysis is None:
+            self.lines = list(current_source_lines() or ())  # the check's: the same text, by digest
+        self.analysis = checked
+        try:
+            for _ in self.names():
+                pass
+            self.keys  # noqa: B018 - made now, while the walk is at hand
+        except RecursionError:
+            pass
+        self.index.close(self)
+
+    def _make(self, name: str) -> None:
+        analysis = self.analysis
+        recursions = analysis.recursions
+        summary = analysis.summary(name)
+        if analysis.recursions != recursions and not self.whole:
+            self._walk_whole()
+        else:
+            self.made[name] = self._located(summary)
+
+    def _walk_whole(self) -> None:
+        """Walk the module afresh as its own check would, every summary made from that walk."""
+        from keydrift.analysis.module import ModuleAnalysis
+
+        old = self.analysis
+        fresh = ModuleAnalysis(old.module, old.path, old.config, old.project, old.module_name,
+                               self.is_package, old.file)
+        fresh.facts()
+        self.analysis, self.whole = fresh, True
+        self.index.replace_analysis(old, fresh)
+        self.made = {}
+        for name in fresh.units:
+            try:
+                self.made[name] = self._located(fresh.summary(name))
+            except RecursionError:
+                self.made[name] = None
+
+    def _located(self, summary: Optional[FunctionSummary]) -> Optional[FunctionSummary]:
+        if summary is None or not summary.accesses:
+            return summary
+        return _with_locations(self.analysis.statement_of, self.where, {summary.name: summary})[summary.name]
+
+    def names(self) -> Iterator[str]:
+        """The functions with a summary, each made as it comes."""
+        for name in self.units:
+            if self.summary(name) is not None:
+                yield name
+
+    @property
+    def keys(self) -> ModuleKeys:
+        if self._keys is None:
+            if not self._open():
+                return EMPTY_KEYS
+            with self.index.demand_frame(self):
+                try:
+                    self._keys = module_keys(self.analysis, self.analysis.module, self.analysis.path)
+                except RecursionError:
+                    self._keys = EMPTY_KEYS
+        return self._keys
+
+    def to_json(self) -> Dict[str, Any]:
+        return self.materialized().to_json()
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to the export that tells the same (every summary made)."""
+        if isinstance(other, DemandedExport):
+            other = other.materialized()
+        return isinstance(other, ModuleExport) and self.materialized() == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def materialized(self) -> ModuleExport:
+        return ModuleExport(dict(self.summaries), self.rewrites, self.absorbs, self.primary_keys,
+                            self.validation_models, self.keys, self.derivations, self.constructors,
+                            self.relations, self.computed)
+
+
+class _DemandedSummaries(Mapping):
+    """A demanded export's summaries: each made when it is looked up."""
+
+    def __init__(self, export: DemandedExport) -> None:
+        self.export = export
+
+    def __getitem__(self, name: str) -> FunctionSummary:
+        summary = self.export.summary(name) if isinstance(name, str) else None
+        if summary is None:
+            raise KeyError(name)
+        return summary
+
+    def __iter__(self) -> Iterator[str]:
+        return self.export.names()
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self.export.names())
 
 
 def _derivations_from(rows: Any) -> Derivations:

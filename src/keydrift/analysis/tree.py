@@ -219,6 +219,11 @@ def source_lines(lines: Sequence[str]) -> Iterator[None]:
         _SOURCE_LINES.reset(token)
 
 
+def current_source_lines() -> Optional[Sequence[str]]:
+    """The lines ``source_lines`` made current (None outside it)."""
+    return _SOURCE_LINES.get()
+
+
 def segment(node: ast.AST) -> Optional[str]:
     """The node's source text as written, or None outside ``source_lines`` or for a node
     without positions. Columns in ``ast`` are UTF-8 byte offsets, hence the encoding."""

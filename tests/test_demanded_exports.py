@@ -1,0 +1,177 @@
+"""The project index without a disk cache: an imported module's summaries are made as importers
+ask for them (the functions called and their callees), and tell what the whole module's export
+tells."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List
+
+import pytest
+
+from keydrift.analysis import project
+from keydrift.analysis.project import DemandedExport, ModuleExport, ProjectIndex, forget_indexes, project_index
+from keydrift.config import clear_cache, load_config
+from keydrift.deepstack import call_with_deep_stack
+from keydrift.engine import check_source
+from tests.test_project_index import write_project
+
+MODELS = """
+    from django.db import models
+
+    class AuditResult(models.Model):
+        url = models.URLField()
+"""
+
+PROJECT = {
+    "app/__init__.py": "",
+    "app/models.py": MODELS,
+    "app/store.py": """
+        from app.models import AuditResult
+
+        def put(url):
+            AuditResult.objects.create(url=url)
+    """,
+    "app/repo.py": """
+        from app.store import put
+        from app.far import everything
+
+        def save_result(url):
+            put(url)
+
+        def rebuild():
+            everything()
+    """,
+    "app/far.py": """
+        from app.models import AuditResult
+
+        def everything():
+            for row in AuditResult.objects.all():
+                row.save()
+    """,
+    "app/tasks.py": """
+        from app.models import AuditResult
+        from app.repo import save_result
+
+        def tick(domain):
+            if AuditResult.objects.filter(url=domain.url).exists():
+                return
+            save_result(domain.url.lower())
+    """,
+}
+
+# Local recursion, an import cycle and module-level calls: where a summary depends on the
+# order functions are walked in, the module is walked whole.
+CYCLES = {
+    "app/__init__.py": "",
+    "app/models.py": MODELS,
+    "app/helpers.py": """
+        from app.models import AuditResult
+        from app import loop
+
+        def first(url, depth):
+            if depth:
+                return second(url.strip(), depth - 1)
+            AuditResult.objects.create(url=url)
+
+        def second(url, depth):
+            return first(url.lower(), depth)
+
+        def via_loop(url):
+            return loop.back(url)
+
+        def plain(url):
+            return url.rstrip("/")
+
+        DEFAULT = plain("https://example.com/")
+    """,
+    "app/loop.py": """
+        from app import helpers
+        from app.models import AuditResult
+
+        def back(url):
+            AuditResult.objects.filter(url=helpers.plain(url)).first()
+            return helpers.via_loop(url)
+    """,
+}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_state() -> None:
+    forget_indexes()
+    clear_cache()
+    yield
+    forget_indexes()
+
+
+def _built(monkeypatch) -> List[str]:
+    built: List[str] = []
+    real = ProjectIndex._build_export
+    monkeypatch.setattr(ProjectIndex, "_build_export",
+                        lambda self, name, path: built.append(name) or real(self, name, path))
+    return built
+
+
+def _check(root: Path, name: str, cache: bool) -> List[str]:
+    path = root / name
+    config = load_config(str(path))
+    if not cache:
+        config = config.__class__(**{**config.__dict__, "cache": False})
+    return [f"{f.code}:{f.line}:{f.message}" for f in check_source(path.read_bytes(), str(path), config)]
+
+
+def test_only_the_functions_called_are_analyzed(tmp_path: Path, monkeypatch) -> None:
+    """tasks.py calls save_result(), which calls put(): app/far.py, which only rebuild() calls,
+    is never read, and the finding is the one the whole modules give."""
+    write_project(tmp_path, PROJECT)
+    built = _built(monkeypatch)
+    findings = _check(tmp_path, "app/tasks.py", cache=False)
+    assert [f.split(":")[0] for f in findings] == ["KD102"]
+    assert "app.far" not in built
+    assert built.count("app.repo") == 1
+    index = project_index(load_config(str(tmp_path / "app" / "tasks.py")), use_cache=False)
+    repo = index.module_export("app.repo", str(tmp_path / "app" / "tasks.py"))
+    assert isinstance(repo, DemandedExport)
+    assert set(repo.made) == {"save_result"}
+    forget_indexes()
+    assert _check(tmp_path, "app/tasks.py", cache=True) == findings
+
+
+@pytest.mark.parametrize("kept_open", [True, False])
+@pytest.mark.parametrize("first", ["first", "second", "via_loop", "plain", ""])
+def test_summaries_made_on_demand_are_the_whole_modules(tmp_path: Path, monkeypatch, first: str,
+                                                        kept_open: bool) -> None:
+    """Whichever function an importer asks for first, the export made on demand equals the one
+    built whole (and stored on disk) from the same files; also when each module's analysis is
+    let go after every summary and made afresh for the next."""
+    if not kept_open:
+        monkeypatch.setattr(project, "_OPEN_LINES_KEPT", 0)
+    write_project(tmp_path, CYCLES)
+    near = str(tmp_path / "app" / "tasks.py")
+    config = load_config(str(tmp_path / "app" / "helpers.py"))
+    whole = call_with_deep_stack(lambda: project_index(config, use_cache=True).module_export("app.helpers", near))
+    assert isinstance(whole, ModuleExport)
+    forget_indexes()
+    index = project_index(config, use_cache=False)
+    demanded = index.module_export("app.helpers", near)
+    assert isinstance(demanded, DemandedExport)
+    if first:  # the analysis recurses as deep as a check's, on a thread deep enough for it
+        assert call_with_deep_stack(lambda: demanded.summaries.get(first)) == whole.summaries[first]
+    made = call_with_deep_stack(demanded.to_json)
+    assert json.dumps(made, sort_keys=True) == json.dumps(whole.to_json(), sort_keys=True)
+
+
+def test_a_summary_made_on_demand_follows_an_edit_of_what_it_was_made_from(tmp_path: Path) -> None:
+    """In one process without a disk cache (an editor's), save_result()'s summary was made from
+    app/store.py: an edit there shows in the next check, though app/repo.py did not change."""
+    write_project(tmp_path, PROJECT)
+    assert [f.split(":")[0] for f in _check(tmp_path, "app/tasks.py", cache=False)] == ["KD102"]
+    store = tmp_path / "app" / "store.py"
+    store.write_text(store.read_text().replace("url=url", "url=url.lower()"))
+    clear_cache()
+    after = _check(tmp_path, "app/tasks.py", cache=False)
+    assert len(after) == 1 and "(.lower() then .lower())" in after[0]
+    store.write_text(store.read_text().replace("AuditResult.objects.create(url=url.lower())", "pass"))
+    clear_cache()
+    assert _check(tmp_path, "app/tasks.py", cache=False) == []
