@@ -359,3 +359,47 @@ def test_a_long_chain_of_imports_in_the_prefilter_is_analyzed_on_the_deep_stack(
                           capture_output=True, text=True, timeout=300)
     assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
+
+
+# Names bound to each other's expressions: a value advanced in a loop, a slice taken in turns,
+# two branches each binding one name to the other. Following the bindings never ended, and
+# the file was one KD901 ("nested too deeply") instead of its findings. (A function reading the
+# database, so that the gate keeps it.)
+CYCLIC_BINDINGS = {
+    "advanced in a loop": """
+        def update_all(start, end, step):
+            day = start
+            while day < end:
+                following = day + step
+                day = following
+            update_tracking(day)
+            return Page.objects.filter(pk=1).first()
+        """,
+    "sliced in turns": """
+        def update_all(batch):
+            urls = batch
+            while urls:
+                rest = urls[:5]
+                urls = rest
+            for u in urls:
+                update_page(u)
+            return Page.objects.filter(pk=1).first()
+        """,
+    "bound across branches": """
+        def update_all(a, b, flag):
+            if flag:
+                a = b + "x"
+            else:
+                b = a + "y"
+            update_page(a)
+            update_page(b)
+            return Page.objects.filter(pk=1).first()
+        """,
+}
+
+
+@pytest.mark.parametrize("source", CYCLIC_BINDINGS.values(), ids=list(CYCLIC_BINDINGS))
+def test_names_bound_in_a_cycle_are_analyzed_and_the_file_keeps_its_findings(source: str) -> None:
+    text = "from app.models import Page\n\n" + textwrap.dedent(source) + "\n\n" + OK_MODULE
+    found = check_source(text, "ok.py", CONFIG)
+    assert [f.code for f in found] == ["KD102"], found

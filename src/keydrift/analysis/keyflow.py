@@ -144,8 +144,45 @@ def _merged(before: dict, first: dict, second: dict) -> dict:
 
 
 def merge_states(before: State, first: State, second: State) -> State:
-    return State(*(_merged(getattr(before, f), getattr(first, f), getattr(second, f))
-                   for f in ("values", "bound", "records", "instances", "filled")))
+    merged = State(*(_merged(getattr(before, f), getattr(first, f), getattr(second, f))
+                     for f in ("values", "bound", "records", "instances", "filled")))
+    _drop_cycles(merged.bound, before.bound)
+    return merged
+
+
+# Expressions looked at to decide whether a binding leads back to its own name; past this many
+# the binding is left out, as a cyclic one would be (a resolution lost, never a loop).
+_CYCLE_SEARCH_BUDGET = 200
+
+
+def _reaches(value: ast.expr, name: str, bound: Dict[str, ast.expr]) -> bool:
+    """Whether ``value``, its names resolved through ``bound``, uses the variable ``name``:
+    binding ``name`` to it would make ``bound`` cyclic (``nxt = day + step`` then ``day = nxt``),
+    and every reader that follows bindings into expressions would never end."""
+    pending, seen, looked = [value], set(), 0
+    while pending:
+        looked += 1
+        if looked > _CYCLE_SEARCH_BUDGET:
+            return True
+        for node in walk(pending.pop()):
+            if isinstance(node, ast.Name):
+                if node.id == name:
+                    return True
+                if node.id in bound and node.id not in seen:
+                    seen.add(node.id)
+                    pending.append(bound[node.id])
+            elif isinstance(node, ast.arg) and node.arg == name:  # as ``_mentions`` counts it
+                return True
+    return False
+
+
+def _drop_cycles(bound: Dict[str, ast.expr], before: Dict[str, ast.expr]) -> None:
+    """Two branches can each bind a name to the other's (``a = b + "x"`` in one, ``b = a + "y"``
+    in the other): of the bindings a branch made, leave out those that lead back to themselves."""
+    for name in [n for n, expr in bound.items() if before.get(n) is not expr]:
+        expr = bound.pop(name)
+        if not _reaches(expr, name, bound):
+            bound[name] = expr
 
 
 @dataclass
@@ -646,7 +683,7 @@ class FunctionWalker(Context):
             self.overwritten[name] = copy
         self.state.forget(name)
         self.state.values[name] = evaluated
-        if not _mentions(value, name):  # ``x = [c for c in x]`` must not resolve to itself
+        if not _reaches(value, name, self.state.bound):  # ``x = [c for c in x]`` must not resolve to itself
             self.state.bound[name] = value
         else:
             refined = _refined(value, name, previous)
