@@ -433,6 +433,7 @@ def test_a_flake8_worker_checks_what_it_analyzed_for_an_importer(project, monkey
     _write(project, {"club/store.py": STORE, "club/handler.py": HANDLER})
     (project / "pyproject.toml").write_text('[tool.keydrift]\nignore = ["KD108", "KD109", "KD110"]\n')
     monkeypatch.setattr(flake8_plugin, "_in_a_worker", lambda: in_a_worker)
+    monkeypatch.setattr(flake8_plugin, "_LOOK", [None])  # a worker's one look would outlive the test
     checker = KeydriftChecker(ast.parse(HANDLER), "./club/handler.py", HANDLER.splitlines(keepends=True))
     list(checker.run())
     assert not [n for n in os.listdir(project / ".keydrift_cache") if n.startswith("claim-")]

@@ -26,7 +26,7 @@ from keydrift.config import (
 from keydrift.noqa import apply_noqa
 from keydrift.output._common import full_message
 from keydrift.projectwide import check_held_analyses, findings_for
-from keydrift.results import check_cached
+from keydrift.results import check_cached, one_look
 from keydrift.types import Config
 
 _STDIN_NAMES = ("stdin", "-")
@@ -63,6 +63,7 @@ class KeydriftChecker:
         yield from results
 
     def _results(self) -> List[Tuple[int, int, str, type]]:
+        _look_once_in_a_worker()
         stdin = self.filename in _STDIN_NAMES
         run_config = load_config(os.getcwd())  # the run's own configuration broken: skip the run
         config, broken = (run_config, None) if stdin else _file_config(self.filename)
@@ -128,6 +129,19 @@ def _in_a_worker() -> bool:
     import multiprocessing
 
     return multiprocessing.parent_process() is not None
+
+
+_LOOK: List[object] = []  # the worker's ``one_look``, entered once and never left
+
+
+def _look_once_in_a_worker() -> None:
+    """In a flake8 worker, each file and directory is looked at once for the rest of the run
+    (``diskcache.one_look``, as in the CLI's run): a run checks the tree as it is when it
+    starts, and most files are dependencies of many results and exports."""
+    if not _LOOK and _in_a_worker():
+        look = one_look()
+        look.__enter__()
+        _LOOK.append(look)
 
 
 def _say_once(message: str) -> None:
