@@ -86,7 +86,7 @@ def test_a_file_over_its_time_budget_is_one_could_not_analyze_finding(monkeypatc
     monkeypatch.setattr(budget, "SECONDS_PER_FILE", 0.0)
     found = check_source(source, "slow.py", CONFIG)
     assert codes(found) == ["KD901"]
-    assert "took longer than 0 s" in found[0].message
+    assert "needed more than 0 s of processor time" in found[0].message
     monkeypatch.setattr(budget, "SECONDS_PER_FILE", 30.0)
     assert codes(check_source(source, "slow.py", CONFIG)) == ["KD102"]
 
@@ -111,3 +111,19 @@ def test_valid_python_libcst_could_not_read_is_analyzed() -> None:
     plain = check_source(source[:-3], "ok.py", CONFIG)
     assert not [c for c in codes(found) if c.startswith("KD9")]
     assert [(f.code, f.line, f.col, f.message) for f in found] == [(f.code, f.line, f.col, f.message) for f in plain]
+
+
+def test_the_time_budget_counts_processor_time_not_waiting() -> None:
+    """A loaded machine stretches a file's wall time, not its work: waiting uses no budget, and
+    work past it stops the file."""
+    import time
+
+    from keydrift import budget
+
+    with budget.budget(0.05):
+        time.sleep(0.2)
+        budget.check_budget()
+    with budget.budget(0.05), pytest.raises(budget.BudgetExceeded):
+        start = time.process_time()
+        while time.process_time() - start < 1.0:
+            budget.check_budget()

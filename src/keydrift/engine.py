@@ -63,7 +63,7 @@ def check_source(source: Union[str, bytes], path: str, config: Optional[Config] 
             return call_with_deep_stack(lambda: _check_text(text, source_digest, path, config, has_database, tree))
     except time_budget.BudgetExceeded:
         seconds = time_budget.SECONDS_PER_FILE
-        return [_file_error(ANALYSIS_ERROR, path, f"could not analyze the file: it took longer than {seconds:g} s")]
+        return [_file_error(ANALYSIS_ERROR, path, f"could not analyze the file: it needed more than {seconds:g} s of processor time")]
     except RecursionError:
         return [_file_error(ANALYSIS_ERROR, path, "could not analyze the file: it is nested too deeply")]
     except Exception as exc:  # noqa: BLE001 - a bug in keydrift must not stop the run

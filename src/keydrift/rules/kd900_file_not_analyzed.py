@@ -55,8 +55,8 @@ class FileNotAnalyzed(Rule):
 
     ## What it does
     Reports, once per file and on line 1, a file whose analysis exceeded a limit (more than
-    2,000,000 characters of code, nesting deeper than the recursion budget, the time budget of
-    one file), or hit an internal error.
+    2,000,000 characters of code, nesting deeper than the recursion budget, 30 s of processor
+    time for one file), or hit an internal error.
 
     ## Why is this bad?
     Keys read or written in that file are invisible to every other rule.
