@@ -11,7 +11,7 @@ import json
 import os
 import sys
 from contextlib import contextmanager
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 from keydrift import __version__
 
@@ -81,13 +81,18 @@ def one_look() -> Iterator[None]:
         _LOOKED = outer
 
 
+def _looked_once(key: str, look: Callable[[str], Optional[str]], target: str) -> Optional[str]:
+    """``look(target)``, asked once per ``key`` inside ``one_look`` (every time outside it)."""
+    if _LOOKED is None:
+        return look(target)
+    if key not in _LOOKED:
+        _LOOKED[key] = look(target)
+    return _LOOKED[key]
+
+
 def file_digest(path: str) -> Optional[str]:
     """The digest of a file's bytes (remembered while its mtime and size stay), None if unreadable."""
-    if _LOOKED is None:
-        return _file_digest_now(path)
-    if path not in _LOOKED:
-        _LOOKED[path] = _file_digest_now(path)
-    return _LOOKED[path]
+    return _looked_once(path, _file_digest_now, path)
 
 
 def _file_digest_now(path: str) -> Optional[str]:
@@ -120,12 +125,7 @@ def directory_state(directory: str) -> str:
     files and of the subdirectories that could be packages; "" if it is gone. An editor's swap
     file, a new ``__pycache__`` or a data file leave it as it was (its mtime does not). Read
     again only when the directory's mtime changed."""
-    if _LOOKED is None:
-        return _directory_state_now(directory)
-    key = "dir:" + directory
-    if key not in _LOOKED:
-        _LOOKED[key] = _directory_state_now(directory)
-    return _LOOKED[key] or ""
+    return _looked_once("dir:" + directory, _directory_state_now, directory) or ""
 
 
 def _directory_state_now(directory: str) -> str:

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
+from contextlib import contextmanager
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from keydrift.codes import REGISTRY_CODES, rule_selected
 from keydrift.deepstack import call_with_deep_stack
@@ -111,7 +112,9 @@ def check_held_analyses(config: Config, check: Checker) -> None:
             for path, file_hash in waiting:
                 _HELD_CHECKED.add((path, file_hash))
                 if os.path.dirname(path).startswith(project.root):
-                    _check_claimed(directory, path, project, check)
+                    with _claimed(directory, path, project) as held:
+                        if held:  # else another process is at it
+                            check(path)
     finally:
         _HOLDING.clear()
 
@@ -119,16 +122,6 @@ def check_held_analyses(config: Config, check: Checker) -> None:
 # Analyses ``check_held_analyses`` has checked or left to another process: (file, digest).
 _HELD_CHECKED: Set[Tuple[str, str]] = set()
 _HOLDING: List[bool] = []
-
-
-def _check_claimed(directory: str, path: str, project: object, check: Checker) -> None:
-    claim = _claim(directory, path, project)
-    if claim is None:
-        return  # another process is at it
-    try:
-        check(path)
-    finally:
-        _release(claim)
 
 
 def registry_selected(config: Config) -> bool:
@@ -280,14 +273,11 @@ def _keys_of_modules(project: object, state: Dict[str, str], config: Config, che
         if kept is not None:
             contributions[path], keys_of[path] = kept
             continue
-        claim = _claim(directory, path, project)
-        if claim is None:
-            claimed_elsewhere.append(path)
-            continue
-        try:
-            contributions[path], keys_of[path] = _contribution(project, path, file_hash, config, methods, check)
-        finally:
-            _release(claim)
+        with _claimed(directory, path, project) as held:
+            if held:
+                contributions[path], keys_of[path] = _contribution(project, path, file_hash, config, methods, check)
+            else:
+                claimed_elsewhere.append(path)
     for path in claimed_elsewhere:
         contributions[path], keys_of[path] = _contribution(project, path, state[path], config, methods)
     return keys_of
@@ -408,6 +398,17 @@ def _release(claim: str) -> None:
             os.unlink(claim)
         except OSError:
             pass
+
+
+@contextmanager
+def _claimed(directory: Optional[str], path: str, project: object) -> Iterator[bool]:
+    """Whether this process holds the module's claim (``_claim``) for the block; released after it."""
+    claim = _claim(directory, path, project)
+    try:
+        yield claim is not None
+    finally:
+        if claim is not None:
+            _release(claim)
 
 
 def _module_keys(project: object, path: str, config: Config, check: Optional[Checker] = None) -> Tuple[object, bool]:
