@@ -16,6 +16,12 @@ PYTHON_SUFFIXES = (".py", ".pyi")
 SKIPPED_DIRECTORIES = frozenset({"__pycache__", "node_modules", "venv", "build", "dist"})
 
 
+def is_inside(path: str, directory: str) -> bool:
+    """Whether ``path`` is ``directory`` or below it (``/x/app2`` is not below ``/x/app``)."""
+    base = directory.rstrip(os.sep) or os.sep
+    return path == base or path.startswith(base if base.endswith(os.sep) else base + os.sep)
+
+
 def walk(top: str, config: Config, onerror: Optional[Callable[[OSError], None]] = None) -> Iterator[str]:
     """The Python files under ``top`` (excluded paths and skipped directories left out), sorted."""
     if is_excluded(top, config):

@@ -21,7 +21,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tupl
 from keydrift.codes import REGISTRY_CODES, rule_selected
 from keydrift.deepstack import call_with_deep_stack
 from keydrift.diskcache import CACHE_DIRECTORY, DiskCache, code_fingerprint, digest, file_digest
-from keydrift.files import walk
+from keydrift.files import is_inside, walk
 from keydrift.timing import stage
 from keydrift.results import dependencies_hold, fix_from_json, fix_to_json, stale_modules
 from keydrift.types import Config, Finding, Location
@@ -111,7 +111,7 @@ def check_held_analyses(config: Config, check: Checker) -> None:
                 return
             for path, file_hash in waiting:
                 _HELD_CHECKED.add((path, file_hash))
-                if os.path.dirname(path).startswith(project.root):
+                if is_inside(path, project.root):
                     with _claimed(directory, path, project) as held:
                         if held:  # else another process is at it
                             check(path)
