@@ -56,8 +56,9 @@ def write(path, content):
 
 
 def run(*args, stdin=None):
-    """The real command in a subprocess: (exit status, stdout, stderr)."""
-    command = [sys.executable, "-c", "import sys; from keydrift.cli import main; sys.exit(main())"]
+    """The real command in a subprocess, as ``python -m keydrift`` runs it (its exit skips the
+    interpreter's teardown): (exit status, stdout, stderr)."""
+    command = [sys.executable, "-m", "keydrift"]
     done = subprocess.run(command + list(args), input=stdin, capture_output=True, timeout=60)
     return done.returncode, done.stdout.decode(), done.stderr.decode()
 

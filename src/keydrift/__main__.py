@@ -1,7 +1,5 @@
 """``python -m keydrift``: the command-line interface."""
 
-import sys
+from keydrift.cli import run
 
-from keydrift.cli import main
-
-sys.exit(main())
+run()

@@ -16,7 +16,7 @@ from dataclasses import replace
 import os
 import stat
 import sys
-from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterator, List, NoReturn, Optional, Sequence, Set, Tuple
 
 from keydrift import __version__
 from keydrift.audit.command import add_parser as add_audit_parser
@@ -65,6 +65,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+def run() -> NoReturn:
+    """The ``keydrift`` process: ``main()``, then an exit that skips the interpreter's teardown.
+    The analysis keeps the project's trees, summaries and exports in memory to the end, and
+    freeing them object by object at exit cost a quarter of a one-file check (0.3 of 1.4 s
+    CPU); nothing is lost by skipping it: the report is written and every file the run wrote
+    is closed by then, so only the standard streams are left to flush."""
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None and not stream.closed:  # the editor server closes its own
+                stream.flush()
+        except (OSError, ValueError):
+            code = 120  # what CPython exits with when it cannot flush a stream at exit
+    os._exit(code)
 
 
 def build_parser() -> argparse.ArgumentParser:
