@@ -374,13 +374,43 @@ Recognizer = Callable[[Chain], Union[ChainInfo, None, Stop]]
 
 
 @dataclass(frozen=True)
+class Names:
+    """The names a link may have: listed in a layer's table, or of a shape no list holds
+    (``*objects`` managers, helpers named by a verb)."""
+
+    listed: FrozenSet[str] = frozenset()
+    shape: Optional[Callable[[str], bool]] = None
+
+    def admit(self, name: str) -> bool:
+        return name in self.listed or (self.shape is not None and self.shape(name))
+
+
+@dataclass(frozen=True)
+class Route:
+    """The chains a layer can answer, told by the names of three of their links: the first
+    (``objects`` in ``User.objects.get(email=e)``), the first called (``query`` in
+    ``db.session.query(M).get(pk)``) and the last (``execute`` in ``cur.execute(sql, p)``). The
+    registry asks a layer only about chains one of whose three names its route admits, so a
+    route admits every chain its layer answers, ``STOP`` included."""
+
+    first: Names = Names()
+    first_call: Names = Names()
+    last: Names = Names()
+
+    def admits(self, first: str, first_call: str, last: str) -> bool:
+        return self.first.admit(first) or self.first_call.admit(first_call) or self.last.admit(last)
+
+
+@dataclass(frozen=True)
 class Layer:
-    """One database layer as the registry knows it: what it recognizes, and its recognizers for
+    """One database layer as the registry knows it: what it recognizes, its recognizers for
     the three passes over a chain (``layers/registry.py`` asks every layer's ``call`` recognizer,
-    then every ``chain`` one, then every ``last`` one, in the registry's order)."""
+    then every ``chain`` one, then every ``last`` one, in the registry's order), and the route
+    that says which chains they can answer (a layer without one is asked about every chain)."""
 
     name: str
     recognizes: str
     call: Optional[Recognizer] = None  # the outermost call alone: ``cursor.execute(sql, p)``, ``cache.get(k)``
     chain: Optional[Recognizer] = None  # the chain from its base: ``Model.objects...``, ``select(M)...``
     last: Optional[Recognizer] = None  # the last call on its receiver: ``session.get(M, pk)``
+    route: Optional[Route] = None

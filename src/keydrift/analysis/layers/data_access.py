@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from typing import List, Optional, Tuple
 
-from keydrift.analysis.chains import Chain, ChainInfo, ChainReader, Layer, mapping_fields
+from keydrift.analysis.chains import Chain, ChainInfo, ChainReader, Layer, Names, Route, mapping_fields
 from keydrift.analysis.helpernames import helper_operation
 from keydrift.analysis.facts import DEFAULTS, LOOKUP, READ, STORE, WRITE
 from keydrift.analysis.values import last_name
@@ -113,5 +113,9 @@ def recognize(chain: Chain) -> Optional[ChainInfo]:
     return recognize_table_call(chain.last_call, chain.reader) if chain.last_call is not None else None
 
 
+def _is_helper_name(name: str) -> bool:
+    return bool(helper_operation(name))
+
+
 LAYER = Layer("data_access", "calls of helpers named by a verb with a literal table and dicts of columns",
-              call=recognize)
+              call=recognize, route=Route(last=Names(shape=_is_helper_name)))

@@ -14,6 +14,8 @@ from keydrift.analysis.chains import (
     ChainReader,
     Key,
     Layer,
+    Names,
+    Route,
     dict_items,
     fstring_parts,
     keyword_args,
@@ -188,4 +190,5 @@ def recognize_execute(chain: Chain) -> Optional[ChainInfo]:
     return None
 
 
-LAYER = Layer("dbapi_sql", "execute() of SQL text with its parameters", call=recognize_execute)
+LAYER = Layer("dbapi_sql", "execute() of SQL text with its parameters", call=recognize_execute,
+              route=Route(last=Names(dbapi.EXECUTE_METHODS | dbapi.EXECUTE_MANY_METHODS)))

@@ -8,7 +8,17 @@ from __future__ import annotations
 
 from typing import Optional, Union
 
-from keydrift.analysis.chains import STOP, Chain, ChainInfo, Layer, Stop, is_model_name, positional_args
+from keydrift.analysis.chains import (
+    STOP,
+    Chain,
+    ChainInfo,
+    Layer,
+    Names,
+    Route,
+    Stop,
+    is_model_name,
+    positional_args,
+)
 from keydrift.analysis.facts import LOOKUP, READ
 from keydrift.analysis.layers.querysets import is_manager, keyword_lookups, model_chain
 from keydrift.analysis.values import last_name
@@ -74,5 +84,13 @@ def recognize_shortcut(chain: Chain) -> Optional[ChainInfo]:
     return None
 
 
+def _manager_or_model(name: str) -> bool:
+    """``*objects`` managers, and model constructors (``Page(url=u).save()``: any capitalized
+    call, which ``recognize_chain`` answers with ``STOP`` unless it is saved)."""
+    return is_manager(name) or is_model_name(name)
+
+
 LAYER = Layer("django_orm", "manager chains, saved constructors, get_object_or_404",
-              chain=recognize_chain, last=recognize_shortcut)
+              chain=recognize_chain, last=recognize_shortcut,
+              route=Route(first=Names(django.MANAGER_SELF_METHODS | {"super"}, shape=_manager_or_model),
+                          last=Names(frozenset(SHORTCUTS))))

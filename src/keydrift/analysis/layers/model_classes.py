@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from keydrift.analysis.chains import Chain, ChainInfo, Layer, is_model_name
+from keydrift.analysis.chains import Chain, ChainInfo, Layer, Names, Route, is_model_name
 from keydrift.analysis.layers.querysets import model_chain
 from keydrift.frameworks import model_classes as classes
 
@@ -20,4 +20,5 @@ def recognize(chain: Chain) -> Optional[ChainInfo]:
     return model_chain(chain.reader, entity, chain.links, write_chain=chain.first in classes.WRITE_CHAIN_METHODS)
 
 
-LAYER = Layer("model_classes", "chains started by a class-level call on a model", chain=recognize)
+LAYER = Layer("model_classes", "chains started by a class-level call on a model", chain=recognize,
+              route=Route(first=Names(classes.MODEL_CLASS_METHODS)))

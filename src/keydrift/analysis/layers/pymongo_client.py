@@ -17,6 +17,8 @@ from keydrift.analysis.chains import (
     Key,
     Layer,
     Link,
+    Names,
+    Route,
     dict_items,
     keyword,
     positional_args,
@@ -185,4 +187,8 @@ def recognize(chain: Chain) -> Optional[ChainInfo]:
     return recognize_collection_call(chain.links, chain.reader)
 
 
-LAYER = Layer("pymongo_client", "calls of a collection's methods with filter and update documents", call=recognize)
+COLLECTION_METHODS = frozenset({*mongo.READS, *mongo.UPDATES, *mongo.DELETES, *mongo.INSERT_ONE, *mongo.INSERT_MANY,
+                                *mongo.BULK_WRITE})
+
+LAYER = Layer("pymongo_client", "calls of a collection's methods with filter and update documents", call=recognize,
+              route=Route(last=Names(COLLECTION_METHODS)))

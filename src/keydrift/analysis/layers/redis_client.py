@@ -17,6 +17,8 @@ from keydrift.analysis.chains import (
     Key,
     Layer,
     Link,
+    Names,
+    Route,
     fstring_parts,
     keyword,
     positional_args,
@@ -184,4 +186,8 @@ def recognize(chain: Chain) -> Optional[ChainInfo]:
     return recognize_store_call(chain.links, chain.reader)
 
 
-LAYER = Layer("redis_client", "reads and writes of a store's entries by key", call=recognize)
+# The methods ``_store_operation`` knows: only chains ending in one are asked about.
+STORE_METHODS = frozenset({*kv.READS, *kv.WRITES, *kv.READ_WRITES, *kv.MEMBER_READS, *kv.MEMBER_WRITES})
+
+LAYER = Layer("redis_client", "reads and writes of a store's entries by key", call=recognize,
+              route=Route(last=Names(STORE_METHODS)))

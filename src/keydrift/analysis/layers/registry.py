@@ -7,16 +7,29 @@ alone: ``cursor.execute(sql, p)``, ``coll.find_one({...})``, ``cache.get(k)``,
 ``Model.objects...``, ``Model.get(...)``, ``session.query(M)...``, ``select(M)...``), then every
 ``last`` recognizer (the last call on its receiver: ``get_object_or_404(M, ...)``,
 ``session.get(M, pk)``, ``session.add(M(...))``). The first layer that answers wins; a layer
-that answers ``STOP`` ends the search with no access. Adding a layer: one module in this
-package defining ``LAYER = Layer(...)``, and one line below.
+that answers ``STOP`` ends the search with no access. A layer is asked only about the chains
+its ``Route`` admits (by the names of the chain's first link, first call and last call); a layer
+without a route is asked about every chain. Adding a layer: one module in this package defining
+``LAYER = Layer(...)``, and one line below.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
-from keydrift.analysis.chains import STOP, Chain, ChainInfo, ChainReader, Context, Layer, Link, is_model_name, unchain
+from keydrift.analysis.chains import (
+    STOP,
+    Chain,
+    ChainInfo,
+    ChainReader,
+    Context,
+    Layer,
+    Link,
+    Recognizer,
+    is_model_name,
+    unchain,
+)
 from keydrift.analysis.layers import (
     data_access,
     dbapi_sql,
@@ -50,15 +63,22 @@ def recognize(call: ast.Call, ctx: Context, call_id: int) -> Optional[ChainInfo]
     if not links:
         return None
     base, links = _through_module_alias(*_through_variable(base, links, ctx), ctx)
-    info = ask(Chain(base, links, ChainReader(ctx, call_id, call)))
+    recognizers = DISPATCH.recognizers(links)
+    if not recognizers:
+        return None  # most calls: no layer's names (``len(x)``, ``self.helper(y)``)
+    info = _first_answer(Chain(base, links, ChainReader(ctx, call_id, call)), recognizers)
     if info is not None:
         info.calls = {id(c) for _, c in links if c is not None}
     return info
 
 
 def ask(chain: Chain) -> Optional[ChainInfo]:
-    """The first answer of the layers, pass by pass."""
-    for recognizer in _RECOGNIZERS:
+    """The first answer of the layers whose routes admit the chain, pass by pass."""
+    return _first_answer(chain, DISPATCH.recognizers(chain.links))
+
+
+def _first_answer(chain: Chain, recognizers: Sequence[Recognizer]) -> Optional[ChainInfo]:
+    for recognizer in recognizers:
         found = recognizer(chain)
         if found is STOP:
             return None
@@ -67,10 +87,34 @@ def ask(chain: Chain) -> Optional[ChainInfo]:
     return None
 
 
-# The layers' recognizers in the order ``ask`` tries them (it is asked for every call the
-# walker meets: looking each one up by its pass and layer was a sixth of its time).
-_RECOGNIZERS = tuple(recognizer for stage in PASSES for layer in LAYERS
+class Dispatch:
+    """Which recognizers to ask about a chain, in the order ``ask`` tries them: those of the
+    layers whose routes admit the chain's names, and of every layer without a route. The walker
+    asks about every call and a project calls few names many times, so the answer is remembered
+    by the three names."""
+
+    _REMEMBERED = 16384
+
+    def __init__(self, layers: Sequence[Layer]) -> None:
+        self.layers = tuple(layers)
+        self._remembered: Dict[Tuple[str, str, str], Tuple[Recognizer, ...]] = {}
+
+    def recognizers(self, links: Sequence[Link]) -> Tuple[Recognizer, ...]:
+        names = (links[0][0], next((name for name, call in links if call is not None), ""), links[-1][0])
+        found = self._remembered.get(names)
+        if found is None:
+            if len(self._remembered) >= self._REMEMBERED:
+                self._remembered.clear()
+            found = self._remembered[names] = self._select(*names)
+        return found
+
+    def _select(self, first: str, first_call: str, last: str) -> Tuple[Recognizer, ...]:
+        asked = [layer for layer in self.layers if layer.route is None or layer.route.admits(first, first_call, last)]
+        return tuple(recognizer for stage in PASSES for layer in asked
                      if (recognizer := getattr(layer, stage)) is not None)
+
+
+DISPATCH = Dispatch(LAYERS)
 
 
 # Links that make a call a query a variable may hold and refine (``q = session.query(M)``).
@@ -88,7 +132,7 @@ def _through_variable(base: Optional[ast.expr], links: List[Link],
                       ctx: Context) -> Tuple[Optional[ast.expr], List[Link]]:
     """``q.filter_by(email=e).first()`` with ``q = session.query(M)`` (or refined since): the
     chain goes on from the query the variable holds."""
-    if not isinstance(base, ast.Name):
+    if not isinstance(base, ast.Name) or links[0][0] not in _QUERY_REFINEMENTS:
         return base, links
     bound = ctx.resolve(base)
     inner = bound.value if isinstance(bound, ast.Await) else bound
@@ -98,8 +142,6 @@ def _through_variable(base: Optional[ast.expr], links: List[Link],
     names = {name for name, _ in inner_links}
     if not names & _QUERY_STARTS or inner_links[-1][0] in django.SINGLE_RECORD_METHODS:
         return base, links  # another call, or one record (``obj.save()`` persists it)
-    if links[0][0] not in _QUERY_REFINEMENTS:
-        return base, links
     return inner_base, inner_links + links
 
 

@@ -15,6 +15,8 @@ from keydrift.analysis.chains import (
     Key,
     Layer,
     Link,
+    Names,
+    Route,
     constructed_instances,
     is_model_name,
     positional_args,
@@ -135,5 +137,11 @@ def _query_chain(reader: ChainReader, entity: str, links: Sequence[Link]) -> Cha
     return model_chain(reader, entity, links, write_chain=write_chain)
 
 
+def _is_constructor(name: str) -> bool:
+    return bool(_constructor_kind(name))
+
+
 LAYER = Layer("sqlalchemy_orm", "session.query chains, select/insert/update/delete statements, session calls",
-              chain=recognize_chain, last=recognize_session_call)
+              chain=recognize_chain, last=recognize_session_call,
+              route=Route(first_call=Names(sqla.QUERY_METHODS, shape=_is_constructor),
+                          last=Names(sqla.GET_BY_PK_METHODS | sqla.ADD_METHODS | sqla.ADD_ALL_METHODS)))
