@@ -206,50 +206,38 @@ def _collect(function: ast.AST) -> _Names:
     params = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
     params.update(extra.arg for extra in (arguments.vararg, arguments.kwarg) if extra is not None)
     params -= _RECEIVERS
-    names, attributes = found.names, found.attributes
-    stack = [function]
-    pop, push = stack.pop, stack.append
-    fields_of: Dict[type, Tuple[str, ...]] = {}
-    # every node, in no particular order; ``tree.child_nodes`` inlined (this loop visits every
-    # node of every function: a call and a list per node were a third of the gate's time)
-    while stack:
-        node = pop()
+    names, attributes, called = found.names, found.attributes, found.called
+    name_kind, attribute_kind, keyword_kind, call_kind = ast.Name, ast.Attribute, ast.keyword, ast.Call
+    store, returning = ast.Store, (ast.Return, ast.Yield, ast.YieldFrom)
+    # every node of every function: the gate's cost is this loop (kinds compared by identity,
+    # list fields pushed whole by ``_every_node``)
+    for node in _every_node(function):
         kind = type(node)
-        fields = fields_of.get(kind)
-        if fields is None:
-            fields = fields_of[kind] = child_fields(kind)
-        for name in fields:
-            value = getattr(node, name, None)
-            if value is None:
-                continue
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, ast.AST):
-                        push(item)
-            elif isinstance(value, ast.AST):
-                push(value)
-        if kind is ast.Name:
+        if kind is name_kind:
             names.add(node.id)  # type: ignore[attr-defined]
-        elif kind is ast.Attribute:
+        elif kind is attribute_kind:
             attributes.add(node.attr)  # type: ignore[attr-defined]
-            if type(node.ctx) is ast.Store and isinstance(node.value, ast.Name) \
+            if type(node.ctx) is store and type(node.value) is name_kind \
                     and node.value.id == "self":  # type: ignore[attr-defined]
                 found.self_attributes = True
-        elif kind is ast.keyword:
+        elif kind is call_kind:
+            func = node.func  # type: ignore[attr-defined]
+            callee = func.id if type(func) is name_kind else func.attr if type(func) is attribute_kind else ""
+            if callee:
+                called.add(callee)
+                _note_helper_call(callee, node, found)  # type: ignore[arg-type]
+        elif kind is keyword_kind:
             if node.arg:  # type: ignore[attr-defined]
                 names.add(node.arg)  # type: ignore[attr-defined]
-        elif kind is ast.Call:
-            func = node.func  # type: ignore[attr-defined]
-            callee = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-            if callee:
-                found.called.add(callee)
-                _note_helper_call(callee, node, found)  # type: ignore[arg-type]
-        elif (kind is ast.Return or kind is ast.Yield or kind is ast.YieldFrom) and params \
-                and not found.returns_parameter:
+        elif kind in returning and params and not found.returns_parameter:
             value = node.value  # type: ignore[attr-defined]
             if value is not None and any(isinstance(n, ast.Name) and n.id in params for n in walk(value)):
                 found.returns_parameter = True
     return found
+
+
+# The gate's own memo of ``tree.child_fields``, with no fields for what is not a node.
+_FIELDS: Dict[type, Tuple[str, ...]] = {}
 
 
 def _note_helper_call(callee: str, call: ast.Call, found: _Names) -> None:
@@ -260,10 +248,18 @@ def _note_helper_call(callee: str, call: ast.Call, found: _Names) -> None:
             target = arg.attr if isinstance(arg, ast.Attribute) else arg.id if isinstance(arg, ast.Name) else ""
             if target:
                 found.called.add(target)
-    elif any(isinstance(a, ast.Dict) for a in call.args) or any(
-            isinstance(k.value, ast.Dict) for k in call.keywords):
-        if helper_operation(callee):
-            found.table_helper = True
+    elif not found.table_helper and _has_dict_argument(call) and helper_operation(callee):
+        found.table_helper = True
+
+
+def _has_dict_argument(call: ast.Call) -> bool:
+    for argument in call.args:
+        if type(argument) is ast.Dict:
+            return True
+    for keyword in call.keywords:
+        if type(keyword.value) is ast.Dict:
+            return True
+    return False
 
 
 def _mentions_keys(name: str, found: _Names, extra: FrozenSet[str]) -> bool:
@@ -314,8 +310,7 @@ def _keep_called(units: List[_Unit], tree: ast.Module) -> None:
     called: Set[str] = set()
     for statement in _module_level(tree.body):
         if not isinstance(statement, ast.ClassDef) and not any(True for _ in _blocks(statement)):
-            called.update(_called_names(statement))
-            called.update(_default_functions(statement))
+            called.update(_called_names(statement, defaults=True))
         elif not isinstance(statement, ast.ClassDef):
             for name in ("test", "iter", "items", "subject"):
                 part = getattr(statement, name, None)
@@ -339,23 +334,43 @@ def _keep_called(units: List[_Unit], tree: ast.Module) -> None:
             unit.kept = True
 
 
-def _called_names(node: ast.AST) -> Iterator[str]:
-    for child in walk(node):
-        if isinstance(child, ast.Call):
-            if isinstance(child.func, ast.Name):
-                yield child.func.id
-            elif isinstance(child.func, ast.Attribute):
-                yield child.func.attr
+def _called_names(node: ast.AST, defaults: bool = False) -> Iterator[str]:
+    """The names ``node`` calls (``f()``, ``obj.f()``); with ``defaults``, the functions a
+    declaration names as its default too (``TextField(default=_new_username)``): the schema
+    reader looks into them (a generated identifier), though nothing calls them here."""
+    for child in _every_node(node):
+        if type(child) is ast.Call:
+            func = child.func
+            if type(func) is ast.Name:
+                yield func.id
+            elif type(func) is ast.Attribute:
+                yield func.attr
+            if defaults:
+                for keyword in child.keywords:
+                    if keyword.arg in DEFAULT_KEYWORDS and type(keyword.value) is ast.Name:
+                        yield keyword.value.id  # type: ignore[attr-defined]
 
 
-def _default_functions(node: ast.AST) -> Iterator[str]:
-    """Functions a declaration names as its default (``TextField(default=_new_username)``): the
-    schema reader looks into them (a generated identifier), though nothing calls them here."""
-    for child in walk(node):
-        if isinstance(child, ast.Call):
-            for keyword in child.keywords:
-                if keyword.arg in DEFAULT_KEYWORDS and isinstance(keyword.value, ast.Name):
-                    yield keyword.value.id
+def _every_node(node: ast.AST) -> Iterator[ast.AST]:
+    """Every node under ``node``, in no particular order, and what else its list fields hold
+    (the ``None`` key of ``{**spread}``, the names of ``global x``): a list goes on the stack
+    whole, and what is not a node has no fields."""
+    stack: List[Any] = [node]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    fields_of = _FIELDS
+    while stack:
+        current = pop()
+        kind = type(current)
+        fields = fields_of.get(kind)
+        if fields is None:
+            fields = fields_of[kind] = child_fields(kind) if issubclass(kind, ast.AST) else ()
+        for name in fields:
+            value = getattr(current, name, None)
+            if type(value) is list:
+                extend(value)
+            elif value is not None:
+                push(value)
+        yield current
 
 
 def _body_start(unit: _Unit, lines: List[str]) -> int:
