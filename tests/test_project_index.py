@@ -224,3 +224,48 @@ def test_a_package_below_a_plain_folder_is_analyzed_once(tmp_path: Path) -> None
     assert timing.counters()["files analyzed"] == 2  # models.py has no database call of its own
     assert timing.counters().get("analyses reused") == 1  # repo.py: built for tasks.py
     forget_indexes()
+
+
+def _index(root: Path):
+    from keydrift.analysis.project import ProjectIndex
+
+    return ProjectIndex(str(root), load_config(str(root)), use_cache=False)
+
+
+def test_modules_are_found_as_python_imports_them(tmp_path: Path) -> None:
+    """A module file, a package's ``__init__``, a src layout; not a folder without
+    ``__init__.py``, a data file named like a module, or a package whose ``__init__.py`` is a
+    folder."""
+    write_project(tmp_path, {"app/__init__.py": "", "app/models.py": "", "app/sub/__init__.py": "",
+                             "src/lib/__init__.py": "", "src/lib/core.py": "", "plain/helpers.py": "",
+                             "app/notes.txt": "", "odd/__init__.py/x.py": ""})
+    importer = str(tmp_path / "app" / "models.py")
+    index = _index(tmp_path)
+    assert index.path_for("app.models", importer) == str(tmp_path / "app" / "models.py")
+    assert index.path_for("app.sub", importer) == str(tmp_path / "app" / "sub" / "__init__.py")
+    assert index.path_for("lib.core", importer) == str(tmp_path / "src" / "lib" / "core.py")
+    assert index.path_for("plain.helpers", importer) == str(tmp_path / "plain" / "helpers.py")
+    for missing in ("plain", "app.notes", "odd", "app.missing", "missing.models"):
+        assert index.path_for(missing, importer) is None, missing
+
+
+def test_a_module_created_after_a_lookup_is_found_by_a_fresh_index(tmp_path: Path) -> None:
+    """Directory listings are kept by their mtime: outside one look (an editor's long-lived
+    process), a new file in a folder listed before is seen."""
+    write_project(tmp_path, {"app/__init__.py": "", "app/models.py": ""})
+    importer = str(tmp_path / "app" / "models.py")
+    assert _index(tmp_path).path_for("app.repo", importer) is None
+    (tmp_path / "app" / "repo.py").write_text("")
+    (tmp_path / "app" / "jobs").mkdir()
+    (tmp_path / "app" / "jobs" / "__init__.py").write_text("")
+    fresh = _index(tmp_path)
+    assert fresh.path_for("app.repo", importer) == str(tmp_path / "app" / "repo.py")
+    assert fresh.path_for("app.jobs", importer) == str(tmp_path / "app" / "jobs" / "__init__.py")
+
+
+def test_a_module_name_no_import_statement_can_spell_is_still_looked_up(tmp_path: Path) -> None:
+    """``importlib.import_module("my-tasks")`` finds ``my-tasks.py``: a name that is not an
+    identifier is looked up file by file."""
+    write_project(tmp_path, {"my-tasks.py": "", "app/__init__.py": ""})
+    index = _index(tmp_path)
+    assert index.path_for("my-tasks", str(tmp_path / "app" / "__init__.py")) == str(tmp_path / "my-tasks.py")

@@ -253,9 +253,9 @@ def test_one_look_reads_each_dependency_once_and_only_inside_the_block(tmp_path:
     module = tmp_path / "m.py"
     module.write_text("x = 1\n")
     looked: List[str] = []
-    real_file, real_directory = diskcache._file_digest_now, diskcache._directory_state_now
+    real_file, real_listing = diskcache._file_digest_now, diskcache._listing_now
     monkeypatch.setattr(diskcache, "_file_digest_now", lambda path: looked.append(path) or real_file(path))
-    monkeypatch.setattr(diskcache, "_directory_state_now", lambda path: looked.append(path) or real_directory(path))
+    monkeypatch.setattr(diskcache, "_listing_now", lambda path: looked.append(path) or real_listing(path))
     dependency, directory = str(module), "dir:" + str(tmp_path)
     with results.one_look():
         first, listing = results.current_dependency(dependency), results.current_dependency(directory)

@@ -9,9 +9,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import sys
 from contextlib import contextmanager
-from typing import Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Tuple, TypeVar
 
 from keydrift import __version__
 
@@ -61,9 +62,9 @@ def methods_asked(dependency: str) -> Tuple[str, str]:
 _FILE_DIGESTS: Dict[Tuple[str, int, int], str] = {}
 _code_fingerprint: Optional[str] = None
 
-# Within ``one_look``: each file's digest and each directory's state ("dir:" + its path), as
+# Within ``one_look``: each file's digest and each directory's listing ("ls:" + its path), as
 # first looked at.
-_LOOKED: Optional[Dict[str, Optional[str]]] = None
+_LOOKED: Optional[Dict[str, Any]] = None
 
 
 @contextmanager
@@ -81,7 +82,10 @@ def one_look() -> Iterator[None]:
         _LOOKED = outer
 
 
-def _looked_once(key: str, look: Callable[[str], Optional[str]], target: str) -> Optional[str]:
+_Seen = TypeVar("_Seen")
+
+
+def _looked_once(key: str, look: Callable[[str], _Seen], target: str) -> _Seen:
     """``look(target)``, asked once per ``key`` inside ``one_look`` (every time outside it)."""
     if _LOOKED is None:
         return look(target)
@@ -117,7 +121,10 @@ def remember_digest(path: str, status: os.stat_result, data: bytes) -> str:
     return found
 
 
-_DIRECTORY_STATES: Dict[Tuple[str, int], str] = {}
+# (directory, its mtime) -> the names an import can find in it and their digest
+_LISTINGS: Dict[Tuple[str, int], Tuple[FrozenSet[str], str]] = {}
+# (is a directory, its importable names or None when it cannot be listed, its state)
+Listing = Tuple[bool, Optional[FrozenSet[str]], str]
 
 
 def directory_state(directory: str) -> str:
@@ -125,18 +132,37 @@ def directory_state(directory: str) -> str:
     files and of the subdirectories that could be packages; "" if it is gone. An editor's swap
     file, a new ``__pycache__`` or a data file leave it as it was (its mtime does not). Read
     again only when the directory's mtime changed."""
-    return _looked_once("dir:" + directory, _directory_state_now, directory) or ""
+    return _listing(directory)[2]
 
 
-def _directory_state_now(directory: str) -> str:
+def importable_names(directory: str) -> Tuple[bool, Optional[FrozenSet[str]]]:
+    """Whether ``directory`` is a directory (``os.path.isdir``), and the names an import can find
+    in it (``name.py`` for a module file, ``name/`` for a directory named like a package; None
+    when it cannot be listed): the project index finds modules by them, with no ``stat`` per
+    candidate file. Listed again only when the directory's mtime changed."""
+    return _listing(directory)[:2]
+
+
+def _listing(directory: str) -> Listing:
+    return _looked_once("ls:" + directory, _listing_now, directory)
+
+
+def _listing_now(directory: str) -> Listing:
     try:
-        stamp = (directory, os.stat(directory).st_mtime_ns)
-        if stamp not in _DIRECTORY_STATES:
-            _DIRECTORY_STATES[stamp] = digest("\0".join(sorted(_importable_names(directory))).encode(
-                "utf-8", "surrogateescape"))
-    except OSError:
-        return ""
-    return _DIRECTORY_STATES[stamp]
+        status = os.stat(directory)
+    except (OSError, ValueError):
+        return False, None, ""
+    if not stat.S_ISDIR(status.st_mode):
+        return False, None, ""
+    found = _LISTINGS.get((directory, status.st_mtime_ns))
+    if found is None:
+        try:
+            names = frozenset(_importable_names(directory))
+        except OSError:
+            return True, None, ""
+        found = _LISTINGS[(directory, status.st_mtime_ns)] = (
+            names, digest("\0".join(sorted(names)).encode("utf-8", "surrogateescape")))
+    return (True, *found)
 
 
 def _importable_names(directory: str) -> List[str]:

@@ -21,7 +21,8 @@ from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set
 
 from keydrift.diskcache import (
     CACHE_DIRECTORY, EXPORT_DEPENDENCY, METHODS_DEPENDENCY, export_dependency, exported_module, DiskCache,
-    code_fingerprint, digest as _digest, directory_state, file_digest, methods_dependency,
+    code_fingerprint, digest as _digest, directory_state, file_digest, importable_names,
+    methods_dependency,
 )
 from keydrift.analysis.imports import SOURCE_ROOTS, forget_packages, import_name_for, module_name_for  # noqa: F401 - the index's API
 from keydrift.analysis.facts import step_kinds, steps_from_json, steps_to_json
@@ -64,6 +65,8 @@ class ProjectIndex:
         # (directory, module) -> its file there and the directories that decided it; and an
         # importing directory -> where its imports are looked up (both for ``path_for``)
         self.lookups: Dict[Tuple[str, str], Tuple[Optional[str], List[str]]] = {}
+        # (module, importing file) -> its entry in ``paths``
+        self.near_paths: Dict[Tuple[str, str], Tuple[Optional[str], List[str]]] = {}
         self.roots: Dict[str, List[str]] = {}
         self.building: List[Tuple[str, Dict[str, str]]] = []  # modules being summarized, with their deps
         # what the files being checked depend on (per-file results cache): file -> digest, and
@@ -129,14 +132,17 @@ class ProjectIndex:
     def path_for(self, module_name: str, near: str = "") -> Optional[str]:
         """The file of a module, looked up as Python would from the importing file: in the
         directories above it (nearest first, up to the repository root), then the project root."""
-        key = (module_name, os.path.dirname(near))
-        if key not in self.paths:
-            looked_in: List[str] = []
-            self.paths[key] = (self._find_module(module_name, near, looked_in), looked_in)
-        path, looked_in = self.paths[key]
+        found = self.near_paths.get((module_name, near))
+        if found is None:  # asked for every name an analysis resolves: by the importer's file first
+            key = (module_name, os.path.dirname(near))
+            found = self.paths.get(key)
+            if found is None:
+                looked_in: List[str] = []
+                found = self.paths[key] = (self._find_module(module_name, near, looked_in), looked_in)
+            self.near_paths[(module_name, near)] = found
         if self.recordings:
-            self._record({"dir:" + d: directory_state(d) for d in looked_in})
-        return path
+            self._record({"dir:" + d: directory_state(d) for d in found[1]})
+        return found[0]
 
     def _find_module(self, module_name: str, near: str, looked_in: List[str]) -> Optional[str]:
         """The module's file; ``looked_in`` gets every directory whose listing decided it (a file
@@ -155,9 +161,13 @@ class ProjectIndex:
         key = (base, module_name)
         if key not in self.lookups:
             parts = module_name.split(".")
-            path = os.path.join(base, *parts)
-            found = next((c for c in (path + ".py", os.path.join(path, "__init__.py")) if os.path.isfile(c)), None)
-            self.lookups[key] = (found, _existing_chain(base, parts))
+            listed = _listed_module(base, parts) if all(
+                p.isidentifier() and p != "__pycache__" for p in parts) else None
+            if listed is None:  # a name no listing holds, or a directory that cannot be listed
+                path = os.path.join(base, *parts)
+                found = next((c for c in (path + ".py", os.path.join(path, "__init__.py")) if os.path.isfile(c)), None)
+                listed = (found, _existing_chain(base, parts))
+            self.lookups[key] = listed
         return self.lookups[key]
 
     def parse(self, path: str, digest: str, source: Union[str, bytes], module_name: str = "",
@@ -820,6 +830,39 @@ def _located(access: SummaryAccess, where: str, statement_of: Dict[int, ast.AST]
     statement = statement_of.get(id(access.node))
     line = statement.lineno if isinstance(statement, ast.stmt) else None
     return replace(access, where=f"{where}:{line}" if line else where, node=None)
+
+
+def _listed_module(base: str, parts: List[str]) -> Optional[Tuple[Optional[str], List[str]]]:
+    """``ProjectIndex._look_in`` read from directory listings (``diskcache.importable_names``,
+    one per directory, not a ``stat`` per candidate file): the module's file under ``base``
+    (``parts/….py`` or ``parts/…/__init__.py``) and the directories along ``parts`` that exist,
+    as ``_existing_chain`` gives them; None when a directory on the way cannot be listed."""
+    is_directory, names = importable_names(base)
+    if not is_directory:
+        return None, []
+    chain = []
+    directory = base
+    for part in parts[:-1]:
+        if names is None:
+            return None
+        chain.append(os.path.normpath(directory))
+        if part + "/" not in names:
+            return None, chain
+        directory = os.path.join(directory, part)
+        names = importable_names(directory)[1]
+    if names is None:
+        return None
+    chain.append(os.path.normpath(directory))
+    last = parts[-1]
+    if last + ".py" in names:
+        return os.path.join(directory, last + ".py"), chain
+    if last + "/" in names:
+        package = importable_names(os.path.join(directory, last))[1]
+        if package is None:
+            return None
+        if "__init__.py" in package:
+            return os.path.join(directory, last, "__init__.py"), chain
+    return None, chain
 
 
 def _existing_chain(base: str, parts: List[str]) -> List[str]:
