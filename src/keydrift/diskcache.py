@@ -82,6 +82,11 @@ def one_look() -> Iterator[None]:
         _LOOKED = outer
 
 
+def current_look() -> Optional[object]:
+    """The ``one_look`` in force (None outside one): what was found to hold in it holds until it ends."""
+    return _LOOKED
+
+
 _Seen = TypeVar("_Seen")
 
 

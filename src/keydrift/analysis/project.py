@@ -21,7 +21,7 @@ from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set
 
 from keydrift.diskcache import (
     CACHE_DIRECTORY, EXPORT_DEPENDENCY, METHODS_DEPENDENCY, export_dependency, exported_module, DiskCache,
-    code_fingerprint, digest as _digest, directory_state, file_digest, importable_names,
+    code_fingerprint, current_look, digest as _digest, directory_state, file_digest, importable_names,
     methods_dependency,
 )
 from keydrift.analysis.imports import SOURCE_ROOTS, forget_packages, import_name_for, module_name_for  # noqa: F401 - the index's API
@@ -65,6 +65,8 @@ class ProjectIndex:
         # (directory, module) -> its file there and the directories that decided it; and an
         # importing directory -> where its imports are looked up (both for ``path_for``)
         self.lookups: Dict[Tuple[str, str], Tuple[Optional[str], List[str]]] = {}
+        # id of a dependency map found unchanged -> (it, its size, the ``one_look`` it was found in)
+        self.unchanged: Dict[int, Tuple[Dict[str, str], int, object]] = {}
         # (module, importing file) -> its entry in ``paths``
         self.near_paths: Dict[Tuple[str, str], Tuple[Optional[str], List[str]]] = {}
         self.roots: Dict[str, List[str]] = {}
@@ -405,8 +407,15 @@ class ProjectIndex:
     def _dependencies_unchanged(self, deps: object) -> bool:
         if not isinstance(deps, dict):
             return False
-        return all(answers_hold(dependency, recorded) if dependency.startswith(METHODS_DEPENDENCY)
+        look = current_look()
+        held = self.unchanged.get(id(deps))
+        if look is not None and held is not None and held[0] is deps and held[1] == len(deps) and held[2] is look:
+            return True  # one look, one digest per file: what held holds, unless entries were added
+        same = all(answers_hold(dependency, recorded) if dependency.startswith(METHODS_DEPENDENCY)
                    else self.file_hash(dependency) == recorded for dependency, recorded in deps.items())
+        if same and look is not None:
+            self.unchanged[id(deps)] = (deps, len(deps), look)
+        return same
 
     def _answers_unchanged(self, deps: Dict[str, str]) -> bool:
         """Whether every answer of the method index recorded in ``deps`` is the same: no
