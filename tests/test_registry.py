@@ -233,6 +233,56 @@ def test_the_cli_reports_the_same_registry_findings_with_workers_as_alone(projec
     assert ("club/reset.py", 5, "KD108") in reports[0] and ("club/servlets.py", 5, "KD108") in reports[0]
 
 
+PLAIN_MODELS = MODELS.split("    def save")[0]
+
+
+def _two_distributions(root: Path) -> None:
+    """Two applications under one root, each with a ``Member`` of its own: the first lowercases
+    the email on save, the second stores it as given."""
+    for service, marker, models in (("svc_a", "pyproject.toml", MODELS), ("svc_b", "setup.py", PLAIN_MODELS)):
+        (root / service / "club").mkdir(parents=True)
+        (root / service / marker).write_text("")
+        _write(root / service / "club", {"__init__.py": "", "models.py": models, "reset.py": RESET})
+
+
+def test_each_distribution_has_its_own_registry_whatever_is_asked_first(project):
+    """Without a disk cache only the asked file's distribution is assembled; its findings are
+    the ones the whole project's registry gives (cache on), and the other application's model
+    never speaks for it."""
+    _two_distributions(project)
+    files = ["svc_a/club/reset.py", "svc_b/club/reset.py", "svc_a/club/models.py", "svc_b/club/models.py"]
+    whole = {path: _codes(path, Config(root=str(project))) for path in files}
+    assert whole == {"svc_a/club/reset.py": [("KD108", 5)], "svc_b/club/reset.py": [],
+                     "svc_a/club/models.py": [], "svc_b/club/models.py": []}
+    for order in (files, files[::-1]):
+        forget()
+        forget_indexes()
+        assert {path: _codes(path, Config(root=str(project), cache=False)) for path in order} == whole
+
+
+def test_a_one_file_check_reports_what_the_whole_project_check_reports_there(project, capsys):
+    from keydrift.cli import main
+
+    _two_distributions(project)
+    (project / "svc_a" / "club" / "signup.py").write_text(
+        "from club.models import Member\n\n\ndef signup(request):\n"
+        "    Member.objects.create(email=request.POST[\"email\"].strip())\n")
+    (project / "svc_b" / "club" / "signup.py").write_text(
+        "from club.models import Member\n\n\ndef signup(request):\n"
+        "    Member.objects.create(email=request.POST[\"email\"].lower())\n")
+
+    def report(*paths):
+        forget()
+        forget_indexes()
+        main(["check", "-q", "--exit-zero", "--no-cache", "--format", "json", *paths])
+        return sorted((f["path"], f["line"], f["code"]) for f in json.loads(capsys.readouterr().out)["findings"])
+    everything = report(".")
+    assert ("svc_a/club/reset.py", 5, "KD108") in everything and ("svc_b/club/reset.py", 5, "KD108") in everything
+    for path in ("svc_a/club/reset.py", "svc_b/club/reset.py", "svc_a/club/signup.py", "svc_b/club/signup.py"):
+        assert report(path) == [f for f in everything if f[0] == path]
+    assert report("svc_b/club/reset.py", "svc_a/club/reset.py") == [f for f in everything if f[0].endswith("reset.py")]
+
+
 def test_no_offer_without_a_registry_rule_or_for_what_is_not_a_module(project):
     from keydrift.projectwide import offer_after_check
 

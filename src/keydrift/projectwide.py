@@ -171,15 +171,19 @@ def findings_for_files(paths: Sequence[str], config: Config) -> List[Finding]:
 
 def project_findings(config: Config, fresh: bool = True, path_hint: str = "",
                      check: Optional[Checker] = None) -> Dict[str, List[Finding]]:
-    """Absolute file path -> its registry findings, for the project of ``config``."""
-    memo = _MEMO.get(_memo_key(config))
+    """Absolute file path -> its registry findings, for the project of ``config``. Without a
+    disk cache only the findings of ``path_hint``'s distribution are made (its own registry:
+    ``_distribution``); nothing would keep the others for a later run."""
     root = os.path.abspath(config.root or ".")
+    only = _distribution(path_hint, root) if path_hint and not config.cache else None
+    memo_key = _memo_key(config) if only is None else f"{_memo_key(config)}\0{only}"
+    memo = _MEMO.get(memo_key)
     if memo is not None and not fresh and _still_describes(memo[0], path_hint):
         if memo[1] is not None:
             return memo[1]
         state = memo[0]  # walked already; no module asked about needed the registry yet
     else:
-        state = {path: file_digest(path) or "" for path in _project_files(root, config)}
+        state = {path: file_digest(path) or "" for path in _in_distribution(_project_files(root, config), root, only)}
         if memo is not None and memo[0] == state and memo[1] is not None:
             return memo[1]
     cache = DiskCache(os.path.join(root, CACHE_DIRECTORY) if config.cache else None)
@@ -188,7 +192,7 @@ def project_findings(config: Config, fresh: bool = True, path_hint: str = "",
     found = _load(entry, state)
     if found is None and path_hint and not _takes_part(path_hint, config):
         # a registry finding sits in a module that contributes keys: this one needs none built
-        _MEMO[_memo_key(config)] = (state, None)
+        _MEMO[memo_key] = (state, None)
         return {}
     if found is None:
         # kept apart from the findings: a warm run reads only those
@@ -201,7 +205,7 @@ def project_findings(config: Config, fresh: bool = True, path_hint: str = "",
                 found, contributions = {}, {}
         cache.store("m" + key, {"modules": contributions})
         cache.store(key, {"state": state, "findings": {p: [_to_json(f) for f in fs] for p, fs in found.items()}})
-    _MEMO[_memo_key(config)] = (state, found)
+    _MEMO[memo_key] = (state, found)
     return found
 
 
@@ -442,16 +446,28 @@ def _module_keys(project: object, path: str, config: Config, check: Optional[Che
 _DISTRIBUTION_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 
-def _distribution(path: str, root: str) -> str:
+def _distribution(path: str, root: str, marked: Optional[Dict[str, bool]] = None) -> str:
     """The project a module belongs to: the nearest directory up to the root holding a
     packaging or repository marker. Two applications side by side under one root (a monorepo
-    of services, a folder of checkouts) have entities of the same name that are not the same."""
+    of services, a folder of checkouts) have entities of the same name that are not the same.
+    ``marked``: what is known of directories already (whether each holds a marker)."""
+    marked = {} if marked is None else marked
     directory = os.path.dirname(path)
     while directory.startswith(root) and directory != root:
-        if any(os.path.exists(os.path.join(directory, m)) for m in _DISTRIBUTION_MARKERS):
+        if directory not in marked:
+            marked[directory] = any(os.path.exists(os.path.join(directory, m)) for m in _DISTRIBUTION_MARKERS)
+        if marked[directory]:
             return directory
         directory = os.path.dirname(directory)
     return root
+
+
+def _in_distribution(paths: List[str], root: str, only: Optional[str]) -> List[str]:
+    """The modules of the distribution ``only`` (all of them for None)."""
+    if only is None:
+        return paths
+    marked: Dict[str, bool] = {}
+    return [path for path in paths if _distribution(path, root, marked) == only]
 
 
 def _registry_findings(modules: list, root: str, config: Config) -> Dict[str, List[Finding]]:
