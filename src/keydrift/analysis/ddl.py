@@ -5,7 +5,6 @@ modules have none). Plain tuples, so the result of one text can be cached."""
 from __future__ import annotations
 
 import functools
-import logging
 from typing import Any, Iterator, List, Tuple
 
 from keydrift.frameworks import schema
@@ -61,6 +60,7 @@ def looks_like_ddl(text: str) -> bool:
 
 
 def _sqlglot() -> Any:
+    import logging  # with sqlglot, which imports it anyway: a check without SQL needs neither
     import sqlglot  # imported on first DDL: most modules have none
 
     logging.getLogger("sqlglot").addHandler(logging.NullHandler())

@@ -50,7 +50,6 @@ never reach stderr through Python's last-resort handler.
 from __future__ import annotations
 
 import functools
-import logging
 import re
 from dataclasses import dataclass
 from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Tuple, Union
@@ -221,6 +220,7 @@ _DIALECTS = ("postgres", "sqlite", "mysql")  # postgres first: "x" is an identif
 
 @functools.lru_cache(maxsize=None)
 def _sqlglot() -> Any:
+    import logging  # with sqlglot, which imports it anyway: a check without SQL needs neither
     import sqlglot
 
     # sqlglot warns when it falls back to an opaque Command; without a handler Python's

@@ -7,7 +7,6 @@ every ``INTERVAL`` seconds and erased when the run ends.
 
 from __future__ import annotations
 
-import shutil
 import time
 from typing import Callable, Optional, TextIO
 
@@ -44,6 +43,8 @@ class Progress:
             self.last_drawn = None
 
     def _fit(self, line: str) -> str:
+        import shutil  # only a terminal's run draws: a one-file check does not import it
+
         width = shutil.get_terminal_size((80, 24)).columns - 1
         return line if len(line) <= width else line[: max(0, width - 3)] + "..."
 
