@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from collections import OrderedDict
 from collections.abc import Mapping
 from contextlib import contextmanager
-from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple, Union
+from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple, TypeVar, Union
 
 from keydrift.diskcache import (
     CACHE_DIRECTORY, EXPORT_DEPENDENCY, METHODS_DEPENDENCY, export_dependency, exported_module, DiskCache,
@@ -65,8 +65,10 @@ class ProjectIndex:
         # (directory, module) -> its file there and the directories that decided it; and an
         # importing directory -> where its imports are looked up (both for ``path_for``)
         self.lookups: Dict[Tuple[str, str], Tuple[Optional[str], List[str]]] = {}
-        # id of a dependency map found unchanged -> (it, its size, the ``one_look`` it was found in)
-        self.unchanged: Dict[int, Tuple[Dict[str, str], int, object]] = {}
+        # made once per look (``_once_per_look``): whether a module's dependencies are unchanged,
+        # and the states of the directories a lookup in ``paths`` listed
+        self.unchanged: Dict[int, Tuple[Any, int, object, Any]] = {}
+        self.looked_in: Dict[int, Tuple[Any, int, object, Any]] = {}
         # (module, importing file) -> its entry in ``paths``
         self.near_paths: Dict[Tuple[str, str], Tuple[Optional[str], List[str]]] = {}
         self.roots: Dict[str, List[str]] = {}
@@ -142,8 +144,9 @@ class ProjectIndex:
                 looked_in: List[str] = []
                 found = self.paths[key] = (self._find_module(module_name, near, looked_in), looked_in)
             self.near_paths[(module_name, near)] = found
-        if self.recordings:
-            self._record({"dir:" + d: directory_state(d) for d in found[1]})
+        if self.recordings:  # the states of the directories the lookup listed, as results record them
+            self._record(_once_per_look(self.looked_in, found, lambda: {
+                "dir:" + directory: directory_state(directory) for directory in found[1]}))
         return found[0]
 
     def _find_module(self, module_name: str, near: str, looked_in: List[str]) -> Optional[str]:
@@ -407,15 +410,9 @@ class ProjectIndex:
     def _dependencies_unchanged(self, deps: object) -> bool:
         if not isinstance(deps, dict):
             return False
-        look = current_look()
-        held = self.unchanged.get(id(deps))
-        if look is not None and held is not None and held[0] is deps and held[1] == len(deps) and held[2] is look:
-            return True  # one look, one digest per file: what held holds, unless entries were added
-        same = all(answers_hold(dependency, recorded) if dependency.startswith(METHODS_DEPENDENCY)
-                   else self.file_hash(dependency) == recorded for dependency, recorded in deps.items())
-        if same and look is not None:
-            self.unchanged[id(deps)] = (deps, len(deps), look)
-        return same
+        return _once_per_look(self.unchanged, deps, lambda: all(
+            answers_hold(dependency, recorded) if dependency.startswith(METHODS_DEPENDENCY)
+            else self.file_hash(dependency) == recorded for dependency, recorded in deps.items()))
 
     def _answers_unchanged(self, deps: Dict[str, str]) -> bool:
         """Whether every answer of the method index recorded in ``deps`` is the same: no
@@ -571,6 +568,22 @@ class ProjectIndex:
         self._record(consulted)
         count("analyses reused")
         return analysis
+
+
+_Made = TypeVar("_Made")
+
+
+def _once_per_look(memo: Dict[int, Tuple[Any, int, object, Any]], owner: Any, make: Callable[[], _Made]) -> _Made:
+    """``make()`` about ``owner`` (a dependency map, a lookup's entry), made once inside one look
+    while ``owner`` has as many entries (one look, one digest per file and one state per
+    directory: what held holds); every time outside a look (the editor server)."""
+    look = current_look()
+    if look is None:
+        return make()
+    held = memo.get(id(owner))
+    if held is None or held[0] is not owner or held[1] != len(owner) or held[2] is not look:
+        held = memo[id(owner)] = (owner, len(owner), look, make())
+    return held[3]
 
 
 def _split(deps: Dict[str, str]) -> Tuple[Dict[str, str], Dict[str, str]]:
