@@ -22,9 +22,22 @@ Bound = Tuple[str, str, str]  # local name, module, symbol ("" when the name is 
 SOURCE_ROOTS = ("", "src")
 
 
+# (path, root, the working directory when either is relative) -> ``module_name_for``'s answer:
+# asked for every file by several rules and the index, and read from the names alone
+_MODULE_NAMES: Dict[Tuple[str, str, str], Tuple[str, bool]] = {}
+
+
 def module_name_for(path: str, root: str) -> Tuple[str, bool]:
     """``app/repo.py`` under ``root`` -> ("app.repo", False); a package's ``__init__`` -> True;
     ("", False) outside ``root`` or for a file that is not Python."""
+    key = (path, root, "" if os.path.isabs(path) and os.path.isabs(root) else os.getcwd())
+    found = _MODULE_NAMES.get(key)
+    if found is None:
+        found = _MODULE_NAMES[key] = _module_name_from_names(path, root)
+    return found
+
+
+def _module_name_from_names(path: str, root: str) -> Tuple[str, bool]:
     try:
         relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
     except ValueError:
