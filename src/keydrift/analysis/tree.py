@@ -11,7 +11,7 @@ import io
 import tokenize
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -23,6 +23,8 @@ _LEAF_TYPES = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryo
 
 # The lines of the module being read, for the source text of a node (see ``segment``).
 _SOURCE_LINES: ContextVar[Optional[Sequence[str]]] = ContextVar("keydrift_source_lines", default=None)
+# What is derived from those lines and the module's nodes, kept while they are current.
+_SOURCE_MEMO: ContextVar[Optional[Dict[str, Any]]] = ContextVar("keydrift_source_memo", default=None)
 
 
 # Fields that never hold a child worth visiting: operator and context leaves, and names,
@@ -212,16 +214,29 @@ def parameter_names(function: Union[FunctionNode, ast.Lambda]) -> Tuple[str, ...
 def source_lines(lines: Sequence[str]) -> Iterator[None]:
     """Make the module's lines (as ``str.splitlines(keepends=True)`` gives them, or without line
     ends) the source ``segment`` reads while the module is analyzed; nests per module."""
-    token = _SOURCE_LINES.set(lines)
+    token, memo_token = _SOURCE_LINES.set(lines), _SOURCE_MEMO.set({})
     try:
         yield
     finally:
+        _SOURCE_MEMO.reset(memo_token)
         _SOURCE_LINES.reset(token)
 
 
 def current_source_lines() -> Optional[Sequence[str]]:
     """The lines ``source_lines`` made current (None outside it)."""
     return _SOURCE_LINES.get()
+
+
+def source_memo(name: str) -> Optional[Dict[Any, Any]]:
+    """A cache named ``name`` of what is derived from the current lines (and the nodes parsed
+    from them), thrown away with them when ``source_lines`` ends; None outside it."""
+    memo = _SOURCE_MEMO.get()
+    if memo is None:
+        return None
+    found = memo.get(name)
+    if found is None:
+        found = memo[name] = {}
+    return found
 
 
 def segment(node: ast.AST) -> Optional[str]:
@@ -238,11 +253,6 @@ def segment(node: ast.AST) -> Optional[str]:
     parts += [lines[i] for i in range(start, end - 1)]
     parts.append(lines[end - 1].encode("utf-8")[:node.end_col_offset].decode("utf-8", "replace"))  # type: ignore[attr-defined]
     return "".join(parts)
-
-
-def current_source_lines() -> Optional[Sequence[str]]:
-    """The lines of the module being read (see ``source_lines``), None outside it."""
-    return _SOURCE_LINES.get()
 
 
 def concatenated_literals(node: ast.AST) -> bool:

@@ -20,7 +20,7 @@ from keydrift.analysis.facts import (
     Step,
     Value,
 )
-from keydrift.analysis.tree import current_source_lines
+from keydrift.analysis.tree import current_source_lines, source_memo
 from keydrift.frameworks import transforms
 from keydrift.frameworks.schema import natural_key_kind
 
@@ -35,6 +35,10 @@ _MAX_LABEL = 48
 
 _Position = Tuple[int, int]  # (line 1-based, UTF-8 byte column)
 
+# Names of the per-module memos (``tree.source_memo``) of ``code`` and of ``_render``: the
+# evaluator asks for the text of a call, then of its receiver, its arguments, ...
+_CODE_MEMO, _RENDER_MEMO = "values.code", "values.render"
+
 
 def code(node: ast.AST) -> str:
     """The node's source text on one line. Common expression shapes are rendered directly
@@ -44,17 +48,28 @@ def code(node: ast.AST) -> str:
     end_line = getattr(node, "end_lineno", None)
     if lines is None or end_line is None or end_line > len(lines):
         return _without_source(node)
+    texts = source_memo(_CODE_MEMO)
+    known = texts.get(id(node)) if texts is not None else None
+    if known is not None and known[0] is node:
+        return known[1]
     try:
-        span = _own_span(lines, node)
-        if span is None:
-            text = _render(node, lines)
-            if text is not None:
-                return text
-            text = _text_between(lines, _start(node), _end(node))
-        else:
-            text = _text_between(lines, *span)
+        text = _code_from(lines, node)
     except AttributeError:  # a node built by hand inside a parsed one has no positions
         return _without_source(node)
+    if texts is not None:
+        texts[id(node)] = (node, text)  # the node kept: its id is not reused while the memo lives
+    return text
+
+
+def _code_from(lines: Sequence[str], node: ast.AST) -> str:
+    span = _own_span(lines, node)
+    if span is None:
+        text = _render(node, lines)
+        if text is not None:
+            return text
+        text = _text_between(lines, _start(node), _end(node))
+    else:
+        text = _text_between(lines, *span)
     return " ".join(text.split())
 
 
@@ -85,7 +100,10 @@ def _text_between(lines: Sequence[str], start: _Position, end: _Position) -> str
     (first_line, first_col), (last_line, last_col) = start, end
     if first_line < 1 or last_line > len(lines) or (first_line, first_col) > (last_line, last_col):
         return ""
-    first = lines[first_line - 1].encode("utf-8")
+    line = lines[first_line - 1]
+    if first_line == last_line and line.isascii():
+        return line[first_col:last_col]  # (columns are bytes: of ASCII, characters)
+    first = line.encode("utf-8")
     if first_line == last_line:
         return first[first_col:last_col].decode("utf-8", "replace")
     parts = [_with_end(first[first_col:].decode("utf-8", "replace"))]
@@ -110,9 +128,17 @@ def _byte_line(lines: Sequence[str], number: int) -> bytes:
     return lines[number - 1].encode("utf-8") if 1 <= number <= len(lines) else b""
 
 
+# What ``bytes.strip`` strips; ``str.strip`` strips more (``"\x1c"``)
+_BLANKS = " \t\n\r\x0b\x0c"
+
+
 def _before(lines: Sequence[str], position: _Position) -> Optional[Tuple[_Position, bytes]]:
     """The last non-blank character before ``position`` (over line breaks), with its position."""
     number, column = position
+    if 1 <= number <= len(lines) and lines[number - 1].isascii():  # the common case, without encoding
+        stripped = lines[number - 1][:column].rstrip(_BLANKS)
+        if stripped and stripped[-1] != "\\":
+            return (number, len(stripped) - 1), stripped[-1].encode()
     line = _byte_line(lines, number)[:column]
     while True:
         stripped = line.rstrip()
@@ -131,6 +157,10 @@ def _before(lines: Sequence[str], position: _Position) -> Optional[Tuple[_Positi
 def _after(lines: Sequence[str], position: _Position) -> Optional[Tuple[_Position, bytes]]:
     """The first non-blank character at or after ``position`` (over line breaks), comments skipped."""
     number, column = position
+    if 1 <= number <= len(lines) and lines[number - 1].isascii():  # the common case, without encoding
+        rest = lines[number - 1][column:].lstrip(_BLANKS)
+        if rest and rest[0] not in "#\\":
+            return (number, len(lines[number - 1]) - len(rest)), rest[0].encode()
     line = _byte_line(lines, number)[column:]
     offset = column
     while True:
@@ -180,9 +210,11 @@ def _own_span(lines: Sequence[str], node: ast.AST) -> Optional[Tuple[_Position, 
         return after[0], (last[0][0], last[0][1] + 1)
     found = False
     while True:
-        previous, following = _before(lines, start), _after(lines, end)
-        if previous is None or following is None or previous[1] != b"(" or following[1] != b")" \
-                or _opens_call(lines, previous[0]):
+        previous = _before(lines, start)
+        if previous is None or previous[1] != b"(":
+            break
+        following = _after(lines, end)
+        if following is None or following[1] != b")" or _opens_call(lines, previous[0]):
             break
         start, end = previous[0], (following[0][0], following[0][1] + 1)
         found = True
@@ -192,6 +224,18 @@ def _own_span(lines: Sequence[str], node: ast.AST) -> Optional[Tuple[_Position, 
 def _render(node: ast.AST, lines: Optional[Sequence[str]]) -> Optional[str]:
     """The canonical rendering of names, literals, attribute chains, subscripts and calls; None
     for any other shape, or when a part has parentheses of its own (then the text as written)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    rendered = source_memo(_RENDER_MEMO) if lines is not None else None
+    if rendered is None:
+        return _rendered(node, lines)
+    known = rendered.get(id(node))
+    if known is None or known[0] is not node:
+        known = rendered[id(node)] = (node, _rendered(node, lines))
+    return known[1]
+
+
+def _rendered(node: ast.AST, lines: Optional[Sequence[str]]) -> Optional[str]:
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Constant):
@@ -289,15 +333,15 @@ def _string_tokens(text: str) -> Optional[List[Tuple[str, str, str]]]:
             return None
         prefix, quote = match.groups()
         index = body = match.end()
-        while True:
-            if index >= size:
+        while True:  # to the closing quote, over escaped characters
+            closing = text.find(quote, index)
+            if closing < 0:
                 return None
-            if text[index] == "\\":
-                index += 2
-                continue
-            if text.startswith(quote, index):
+            escape = text.find("\\", index, closing)
+            if escape < 0:
+                index = closing
                 break
-            index += 1
+            index = escape + 2
         tokens.append((prefix, quote, text[body:index]))
         index += len(quote)
     return tokens or None
@@ -530,6 +574,8 @@ class Evaluator:
 
     def _string_method_step(self, node: ast.Call, method: str) -> Optional[Step]:
         kind = transforms.STRING_METHODS.get(method)
+        if kind is None and method != "encode":
+            return None  # (the arguments' text is only for the step's label)
         args = [code(value) for value in _argument_values(node)]
         label = _short(f".{method}({', '.join(args)})")
         if method == "encode" and any("idna" in a.lower() for a in args):
