@@ -393,6 +393,41 @@ def test_a_module_another_worker_claimed_is_still_in_the_registry(project, monke
     assert _cached_modules(monkeypatch, config, ["club/models.py"]) == []  # left to its own turn
 
 
+def _without_registry_entries(project: Path) -> None:
+    """Another flake8 worker assembling the same registry at the same time: nothing in memory,
+    and the registry's own entries not written yet (only what each module's maker kept)."""
+    forget()
+    forget_indexes()
+    for name in os.listdir(project / ".keydrift_cache"):
+        if name.startswith(("g-", "mg-")):
+            os.unlink(project / ".keydrift_cache" / name)
+
+
+def test_a_worker_reads_back_the_contributions_another_worker_made(project, monkeypatch):
+    """flake8's workers assemble the same registry at once: a module one has done is read back
+    by the other (not read, prefiltered and its export loaded again) while the module and what
+    it was decided from are unchanged; an edited module is asked of the index again."""
+    _write(project, {"club/models.py": MODELS, "club/reset.py": RESET, "club/store.py": STORE,
+                     "club/handlers.py": HANDLER, "club/servlets.py": SERVLET, "club/plain.py": "X = 1\n"})
+    (project / "pyproject.toml").write_text("[tool.keydrift]\n")
+
+    def kd_lines(name: str) -> list:
+        text = (project / "club" / name).read_text()
+        checker = KeydriftChecker(ast.parse(text), f"./club/{name}", text.splitlines(keepends=True))
+        return [(line, message.split()[0]) for line, _, message, _ in checker.run()]
+    assert kd_lines("reset.py") == [(5, "KD108")]
+    _without_registry_entries(project)
+    asked = _modules_asked_of_the_index(monkeypatch)
+    assert kd_lines("servlets.py") == [(5, "KD108")] and kd_lines("reset.py") == [(5, "KD108")]
+    assert asked == ["club/servlets.py"]  # only whether the file at hand takes part
+    _without_registry_entries(project)
+    asked.clear()
+    (project / "club" / "models.py").write_text(MODELS.replace("self.email.lower()", "self.email"))
+    assert kd_lines("reset.py") == []  # the edited save() no longer lowercases
+    assert kd_lines("servlets.py") == [(5, "KD108")]
+    assert sorted(set(asked)) == ["club/models.py", "club/reset.py"]  # reset.py's record read the old models.py
+
+
 def test_module_facts_round_trip_through_json(project):
     _write(project, {"club/models.py": MODELS, "club/reset.py": RESET})
     index = project_index(Config(root=str(project), cache=False), use_cache=False)

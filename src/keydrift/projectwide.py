@@ -270,21 +270,50 @@ def _keys_of_modules(project: object, state: Dict[str, str], config: Config, che
     directory = project.cache.directory if check is not None else None  # type: ignore[attr-defined]
     methods = _methods_of(project)
     offered = _OFFERED.get(_memo_key(config), {})
+    shared = _SharedContributions(project.cache, config, methods) if directory is not None else None  # type: ignore[attr-defined]
     keys_of: Dict[str, object] = {}
     claimed_elsewhere = []
     for path, file_hash in state.items():
-        kept = _offered(offered.get(path), file_hash) or _still_valid(stored.get(path), file_hash, methods, path, config)
+        kept = _offered(offered.get(path), file_hash) or _still_valid(stored.get(path), file_hash, methods, path, config) \
+            or (shared.made(path, file_hash) if shared else None)
         if kept is not None:
             contributions[path], keys_of[path] = kept
             continue
         with _claimed(directory, path, project) as held:
             if held:
                 contributions[path], keys_of[path] = _contribution(project, path, file_hash, config, methods, check)
+                if shared:
+                    shared.keep(path, contributions[path])
             else:
                 claimed_elsewhere.append(path)
     for path in claimed_elsewhere:
-        contributions[path], keys_of[path] = _contribution(project, path, state[path], config, methods)
+        kept = shared.made(path, state[path]) if shared else None
+        contributions[path], keys_of[path] = kept or _contribution(project, path, state[path], config, methods)
     return keys_of
+
+
+class _SharedContributions:
+    """Each module's contribution, kept on disk by the process that made it as soon as it is
+    made, for the other processes assembling the same registry at the same time (flake8's
+    workers walk the modules in the same order): a module another has done is read back instead
+    of read, prefiltered and its export loaded again. A record is used only while nothing it
+    was decided from has changed, as a stored contribution of an earlier run is."""
+
+    def __init__(self, cache: DiskCache, config: Config, methods: "_MethodsFingerprint") -> None:
+        self.cache = cache
+        self.config = config
+        self.methods = methods
+        self.prefix = "c-" + _entry_key(config)
+
+    def _key(self, path: str) -> str:
+        return "c-" + digest(repr((self.prefix, path)).encode("utf-8", "surrogatepass"))
+
+    def made(self, path: str, file_hash: str) -> Optional[Tuple[dict, object]]:
+        return _still_valid(self.cache.load(self._key(path)), file_hash, self.methods, path, self.config)
+
+    def keep(self, path: str, record: dict) -> None:
+        if record:
+            self.cache.store(self._key(path), record)
 
 
 def _offered(record: Optional[dict], file_hash: str) -> Optional[Tuple[dict, object]]:
