@@ -269,3 +269,58 @@ def test_a_module_name_no_import_statement_can_spell_is_still_looked_up(tmp_path
     write_project(tmp_path, {"my-tasks.py": "", "app/__init__.py": ""})
     index = _index(tmp_path)
     assert index.path_for("my-tasks", str(tmp_path / "app" / "__init__.py")) == str(tmp_path / "my-tasks.py")
+
+
+def test_an_analysis_kept_for_an_importer_is_taken_over_after_its_tree_left_the_tree_cache(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The module's own check is given the tree the kept analysis was made from (found through
+    the analysis), however few trees the index keeps otherwise."""
+    import keydrift.analysis.project as project_module
+
+    monkeypatch.setattr(project_module, "_TREE_LINES_KEPT", 1)  # the last tree parsed only
+    forget_indexes()
+    write_project(tmp_path, {**REPO, "app/other.py": """
+        from app.models import AuditResult
+
+        def total():
+            return AuditResult.objects.count()
+    """})
+    clear_cache()
+    timing.reset()
+    findings = []
+    for name in ("app/tasks.py", "app/other.py", "app/repo.py"):  # repo.py is built for tasks.py
+        path = tmp_path / name
+        config = load_config(str(path))
+        findings += [f"{f.code}:{name}:{f.line}" for f in check_source(path.read_bytes(), str(path), config)]
+    assert findings == ["KD102:app/tasks.py:7"]
+    assert timing.counters().get("analyses reused") == 1
+    forget_indexes()
+
+
+def test_a_check_in_another_project_lets_go_of_the_first_projects_index(tmp_path: Path) -> None:
+    """A run over several projects goes project by project: the first project's index (trees,
+    analyses, exports, method index) is let go when another project's turn comes, and made
+    again, with the same findings, if the first is asked about once more."""
+    import keydrift.analysis.project as project_module
+    from keydrift.analysis import receivers
+
+    forget_indexes()
+    first, second = tmp_path / "first", tmp_path / "second"
+    write_project(first, REPO)
+    write_project(second, REPO)
+    clear_cache()
+
+    def check(root: Path, name: str) -> List[str]:
+        path = root / name
+        return [f"{f.code}:{f.line}" for f in check_source(path.read_bytes(), str(path), load_config(str(path)))]
+
+    assert check(first, "app/tasks.py") == ["KD102:7"]
+    index = project_module.project_index(load_config(str(first / "app" / "tasks.py")))
+    assert index.analyses  # repo.py's analysis, kept for its own check
+    assert check(second, "app/tasks.py") == ["KD102:7"]
+    assert all(kept is not index for kept in project_module._INDEXES.values())
+    assert list(receivers._METHOD_INDEXES) == [str(second)]
+    timing.reset()
+    assert check(first, "app/repo.py") == [] and check(first, "app/tasks.py") == ["KD102:7"]
+    assert not timing.counters().get("analyses reused")  # analyzed afresh
+    forget_indexes()

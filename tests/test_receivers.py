@@ -129,3 +129,17 @@ def test_mentioned_counts_calls_references_and_strings_but_not_definitions(tmp_p
     assert receivers.mentioned(root, "by_name", home, "Pool")  # a string naming it
     assert not receivers.mentioned(root, "never_defined_anywhere")
     receivers.forget()
+
+
+def test_mentioned_keeps_the_texts_of_one_project_at_a_time(tmp_path):
+    """Each project's texts can be tens of megabytes: asking about another project lets the
+    first one's go, and asking the first again reads them again, with the same answers."""
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "calls.py").write_text("def helper():\n    pass\n\nhelper()\n")
+    receivers.forget()
+    one, two = str(tmp_path / "one"), str(tmp_path / "two")
+    assert receivers.mentioned(one, "helper") and not receivers.mentioned(one, "absent")
+    assert receivers.mentioned(two, "helper") and list(receivers._TEXTS) == [two]
+    assert not receivers.mentioned(one, "other") and list(receivers._TEXTS) == [one]
+    receivers.forget()

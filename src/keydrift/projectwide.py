@@ -337,13 +337,15 @@ def _with_keys(record: dict) -> Tuple[dict, object]:
     return record, None if record["keys"] is None else keys_from_json(record["keys"])
 
 
-# One fingerprint of the method index per project index in this process.
+# The fingerprint of the method index of the project index asked about last (one at a time:
+# it holds the index, which a run over many projects lets go when it goes on to the next).
 _METHODS: Dict[int, Tuple[object, "_MethodsFingerprint"]] = {}
 
 
 def _methods_of(project: object) -> "_MethodsFingerprint":
     known = _METHODS.get(id(project))
     if known is None or known[0] is not project:
+        _METHODS.clear()
         known = _METHODS[id(project)] = (project, _MethodsFingerprint(project))
     return known[1]
 

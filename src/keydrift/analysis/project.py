@@ -41,8 +41,10 @@ from keydrift.config import called_name
 from keydrift.types import Config
 
 # Parsed modules kept in memory, by their lines: a checked file is often imported by the next
-# ones, and the other way round.
-_TREE_LINES_KEPT = 40_000
+# ones, and the other way round. The tree of a kept analysis is found through the analysis
+# (its module's check must be given that very tree to take the analysis over), so these are
+# only the trees no analysis holds (about 1.4 KiB of memory per line).
+_TREE_LINES_KEPT = 10_000
 # Analyses of modules summarized for an importer, kept for the modules' own checks.
 _ANALYSIS_LINES_KEPT = 40_000
 # Analyses of modules made on demand kept open for more of their summaries; a closed one keeps
@@ -185,6 +187,9 @@ class ProjectIndex:
         if key in self.trees:
             self.trees.move_to_end(key)
             return self.trees[key][0]
+        kept = self.analyses.get(key)
+        if kept is not None and kept[0].module_name == module_name:
+            return kept[0].module  # the tree its own check must be given to take it over
         gate = functools.partial(reduced_tree, module_name=module_name,
                                  extra_words=self.gate_words + tuple(self.database_methods()),
                                  is_project_module=lambda name: self.path_for(name, path) is not None)
@@ -900,20 +905,37 @@ def _existing_chain(base: str, parts: List[str]) -> List[str]:
 
 
 _INDEXES: Dict[Tuple[str, str], ProjectIndex] = {}
+_CURRENT_ROOT: List[str] = []  # the root of the index asked for last
 
 
 def project_index(config: Config, use_cache: bool = True) -> ProjectIndex:
     """One index per project root and configuration per process (CLI run, flake8 worker, LSP)."""
     root = os.path.abspath(config.root or ".")
     key = (root, repr((config.normalizers, config.boundary, use_cache)))
+    if _CURRENT_ROOT[:] != [root]:
+        _CURRENT_ROOT[:] = [root]
+        _forget_other_projects(root)
     if key not in _INDEXES:
         _INDEXES[key] = ProjectIndex(root, config, use_cache)
     return _INDEXES[key]
+
+
+def _forget_other_projects(root: str) -> None:
+    """A run over many projects (a monorepo's, a corpus) goes project by project: the other
+    projects' indexes (their trees, analyses, exports, import lookups and method index, tens of
+    megabytes for a large project) are let go. Asked for again, each is made again, the same."""
+    from keydrift.analysis import receivers
+
+    for key, index in list(_INDEXES.items()):
+        if index.root != root and not index.building:  # (one being built is in use)
+            del _INDEXES[key]
+            receivers.forget_root(index.root)
 
 
 def forget_indexes() -> None:
     from keydrift.analysis import receivers
 
     _INDEXES.clear()
+    _CURRENT_ROOT.clear()
     receivers.forget()
     forget_packages()

@@ -201,6 +201,9 @@ def mentioned(root: str, name: str, home: str = "", owner: str = "") -> bool:
 
 def _project_texts(root: str) -> Optional[List[Tuple[str, str]]]:
     if root not in _TEXTS:
+        # one project's texts at a time: a run over many projects (a monorepo, a corpus) asks
+        # them project by project, and each can hold tens of megabytes
+        _TEXTS.clear()
         texts: Optional[List[Tuple[str, str]]] = []
         size = 0
         for path in _python_files(root):
@@ -373,6 +376,13 @@ def forget() -> None:
     _STATES.clear()
     _TEXTS.clear()
     _MENTIONED.clear()
+
+
+def forget_root(root: str) -> None:
+    """Let go of one project's method index and texts (another project's turn has come)."""
+    _METHOD_INDEXES.pop(root, None)
+    _TEXTS.pop(root, None)
+    _STATES.pop(root, None)
 
 
 def method_index(root: str, module_of: Callable[[str], str], cache: Optional[DiskCache] = None) -> MethodIndex:
