@@ -104,8 +104,8 @@ class KeydriftChecker:
     def _check_held(self, config: Config) -> None:
         """In a flake8 worker, check the modules this process has analyzed for an importer (see
         ``projectwide.check_held_analyses``)."""
-        if not config.cache or not _in_a_worker():
-            return
+        if not config.cache or not _in_a_worker() or "keydrift.analysis.project" not in sys.modules:
+            return  # no index, so nothing analyzed: a warm run need not load the analysis to know
         try:
             check_held_analyses(config, self._check_module)
         except Exception:  # noqa: BLE001 - only a head start for the other workers
