@@ -133,6 +133,34 @@ def test_a_check_says_how_many_findings_fixes_would_repair(project, capsys):
     assert run(capsys, "-q", ".")[2] == ""
 
 
+
+def test_the_fix_hint_of_an_unchanged_file_comes_from_the_cache(project, capsys, monkeypatch):
+    import keydrift.fixes.run as fixes_run
+
+    counted: List[str] = []
+    real = fixes_run.fix_counts
+
+    def counting(source, findings, config):
+        counted.append(findings[0].path)
+        return real(source, findings, config)
+
+    monkeypatch.setattr(fixes_run, "fix_counts", counting)
+
+    def hint() -> str:
+        main(["check", "."])
+        return capsys.readouterr()[1].splitlines()[-1]
+
+    first = hint()
+    assert first == "keydrift: 1 fixable with --fix (1 more with --unsafe-fixes)"
+    assert sorted(counted) == ["app/hosts.py", "app/paths.py"]
+    assert hint() == first and len(counted) == 2  # nothing parsed again
+    (project / "app" / "paths.py").write_text(PATHS.replace('rstrip("/")', 'rstrip("/") or "/"'))
+    assert hint() == "keydrift: 1 fixable with --fix --unsafe-fixes"
+    assert counted[2:] == []  # the edited file has no fixable finding left; hosts.py unchanged
+    (project / "app" / "hosts.py").write_text(HOSTS + "\n# edited\n")
+    assert hint() == "keydrift: 1 fixable with --fix --unsafe-fixes"
+    assert counted[2:] == ["app/hosts.py"]  # its source changed: counted again
+
 UNIQUE_RAW_EMAIL = textwrap.dedent("""\
     from django.db import models
 

@@ -35,7 +35,7 @@ from keydrift.noqa import apply_noqa
 from keydrift.output import FORMATTERS, ReportContext
 from keydrift.output.progress import Progress
 from keydrift.projectwide import Offer, accept, offer_after_check
-from keydrift.results import cached_findings, check_cached, one_look
+from keydrift.results import cached_findings, check_cached, one_look, remembered_fix_counts
 from keydrift.timing import counters
 from keydrift.types import Config, Finding
 from keydrift.files import walk as _walk_files
@@ -559,18 +559,38 @@ def _with_project_findings(findings: List[Finding], registry_codes: Set[str], fi
 
 def _print_fixable(findings: Sequence[Finding], config: Config, args: argparse.Namespace) -> None:
     """Say how many findings ``--fix`` (and ``--unsafe-fixes``) would repair, as ruff does.
-    Only the files with a finding some fix handles are parsed again, with libcst."""
+    Only the files with a finding some fix handles are looked at, and a file's counts come from
+    the results cache while it and its findings are unchanged (counting parses it with libcst)."""
     fixable = [f for f in findings if f.code in FIXABLE_CODES]
     if not fixable or STDIN in {f.path for f in findings}:
         return
-    from keydrift.fixes.run import count_fixes
-
-    safe, unsafe = count_fixes(fixable, lambda path: _fix_input(path, config, args))
+    safe = unsafe = 0
+    for path, group in sorted(_by_path(fixable).items()):
+        try:
+            found = _fix_input(path, config, args)
+        except OSError:
+            continue
+        if found is not None:
+            counts = remembered_fix_counts(path, *found, group, _count_fixes)
+            safe, unsafe = safe + counts[0], unsafe + counts[1]
     if safe:
         print(f"keydrift: {safe} fixable with --fix" + (f" ({unsafe} more with --unsafe-fixes)" if unsafe else ""),
               file=sys.stderr)
     elif unsafe:
         print(f"keydrift: {unsafe} fixable with --fix --unsafe-fixes", file=sys.stderr)
+
+
+def _by_path(findings: Sequence[Finding]) -> Dict[str, List[Finding]]:
+    grouped: Dict[str, List[Finding]] = {}
+    for finding in findings:
+        grouped.setdefault(finding.path, []).append(finding)
+    return grouped
+
+
+def _count_fixes(source: bytes, findings: Sequence[Finding], config: Config) -> Tuple[int, int]:
+    from keydrift.fixes.run import fix_counts  # libcst: only when the counts are not cached
+
+    return fix_counts(source, findings, config)
 
 
 def _fix_input(path: str, run_config: Config, args: argparse.Namespace) -> Optional[Tuple[bytes, Config]]:

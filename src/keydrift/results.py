@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from keydrift.diskcache import (  # noqa: F401 - one_look: the results cache's API
     CACHE_DIRECTORY, EXPORT_DEPENDENCY, METHODS_DEPENDENCY, DiskCache, code_fingerprint, digest, directory_state,
@@ -135,6 +135,33 @@ def _entry_key(path: str, config: Config, cache: DiskCache) -> str:
                 config.writers, config.tables, config.select, config.ignore)
     identity = repr((os.getcwd(), os.path.abspath(path), settings, code_fingerprint(cache)))
     return "r-" + digest(identity.encode("utf-8", "surrogatepass"))
+
+
+# (source, its findings, configuration) -> (safe fixes, unsafe fixes)
+FixCounter = Callable[[bytes, Sequence[Finding], Config], Tuple[int, int]]
+
+
+def remembered_fix_counts(path: str, source: bytes, config: Config, findings: Sequence[Finding],
+                          count: FixCounter) -> Tuple[int, int]:
+    """``count(source, findings, config)`` through the results cache: the summary's "N fixable"
+    hint parses each file with a fixable finding with libcst, which on an unchanged project
+    cost more than the rest of the run. Kept by the file's entry identity, its source and its
+    findings (what a fix is built from)."""
+    if not config.cache:
+        return count(source, findings, config)
+    cache = _cache_for(config)
+    made_from = repr((_entry_key(_canonical(path), config, cache), digest(source),
+                      [_finding_to_json(f) for f in findings]))
+    key = "x-" + digest(made_from.encode("utf-8", "surrogatepass"))
+    entry = cache.load(key)
+    try:
+        if entry is not None:
+            return int(entry["safe"]), int(entry["unsafe"])
+    except (KeyError, TypeError, ValueError):
+        pass  # a damaged entry is a miss
+    safe, unsafe = count(source, findings, config)
+    cache.store(key, {"safe": safe, "unsafe": unsafe})
+    return safe, unsafe
 
 
 def dependencies_hold(deps: Dict[str, str], path: str, source_digest: str, config: Config) -> bool:

@@ -114,25 +114,12 @@ def _unsafe_fixes_available(source: bytes, findings: Sequence[Finding], config: 
     return sum(1 for fix in _fixes_of(source, findings, config) if not fix.safe)
 
 
-def count_fixes(findings: Sequence[Finding], read: Reader) -> Tuple[int, int]:
-    """How many of ``findings`` have a safe fix, and how many an unsafe one (a hint for the
-    summary: each file with findings is read and parsed once more)."""
-    by_path: Dict[str, List[Finding]] = {}
-    for finding in findings:
-        by_path.setdefault(finding.path, []).append(finding)
-    safe = unsafe = 0
-    for path, group in sorted(by_path.items()):
-        try:
-            found = read(path)
-        except OSError:
-            continue
-        if found is None:
-            continue
-        source, config = found
-        fixes = _fixes_of(source, group, config)
-        safe += sum(1 for fix in fixes if fix.safe)
-        unsafe += sum(1 for fix in fixes if not fix.safe)
-    return safe, unsafe
+def fix_counts(source: bytes, findings: Sequence[Finding], config: Config) -> Tuple[int, int]:
+    """How many of one file's ``findings`` have a safe fix, and how many an unsafe one (a hint
+    for the summary: the file is parsed once more, with libcst)."""
+    fixes = _fixes_of(source, findings, config)
+    safe = sum(1 for fix in fixes if fix.safe)
+    return safe, len(fixes) - safe
 
 
 def _fixes_of(source: bytes, findings: Sequence[Finding], config: Config) -> List[Fix]:
