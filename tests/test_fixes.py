@@ -160,6 +160,8 @@ def test_the_fix_hint_of_an_unchanged_file_comes_from_the_cache(project, capsys,
     (project / "app" / "hosts.py").write_text(HOSTS + "\n# edited\n")
     assert hint() == "keydrift: 1 fixable with --fix --unsafe-fixes"
     assert counted[2:] == ["app/hosts.py"]  # its source changed: counted again
+    kept = [name for name in os.listdir(project / ".keydrift_cache") if name.startswith("x-")]
+    assert len(kept) == 2  # one entry per file: an edit replaces it
 
 UNIQUE_RAW_EMAIL = textwrap.dedent("""\
     from django.db import models

@@ -145,22 +145,23 @@ def remembered_fix_counts(path: str, source: bytes, config: Config, findings: Se
                           count: FixCounter) -> Tuple[int, int]:
     """``count(source, findings, config)`` through the results cache: the summary's "N fixable"
     hint parses each file with a fixable finding with libcst, which on an unchanged project
-    cost more than the rest of the run. Kept by the file's entry identity, its source and its
-    findings (what a fix is built from)."""
+    cost more than the rest of the run. One entry per file, under its results' identity (an edit
+    replaces it, as it replaces the results), used while the file's source and findings are
+    those the counts were made from."""
     if not config.cache:
         return count(source, findings, config)
     cache = _cache_for(config)
-    made_from = repr((_entry_key(_canonical(path), config, cache), digest(source),
-                      [_finding_to_json(f) for f in findings]))
-    key = "x-" + digest(made_from.encode("utf-8", "surrogatepass"))
+    identity = _entry_key(_canonical(path), config, cache)
+    made_from = digest(repr((digest(source), [_finding_to_json(f) for f in findings])).encode("utf-8", "surrogatepass"))
+    key = "x-" + identity[len("r-"):]
     entry = cache.load(key)
     try:
-        if entry is not None:
+        if entry is not None and entry["from"] == made_from:
             return int(entry["safe"]), int(entry["unsafe"])
     except (KeyError, TypeError, ValueError):
         pass  # a damaged entry is a miss
     safe, unsafe = count(source, findings, config)
-    cache.store(key, {"safe": safe, "unsafe": unsafe})
+    cache.store(key, {"from": made_from, "safe": safe, "unsafe": unsafe})
     return safe, unsafe
 
 
