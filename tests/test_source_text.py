@@ -10,7 +10,7 @@ import pytest
 
 from keydrift.analysis.gating import physical_lines
 from keydrift.analysis.keyflow import _reaches
-from keydrift.analysis.tree import source_lines, walk
+from keydrift.analysis.tree import per_node, source_lines, walk
 from keydrift.analysis.values import code
 
 
@@ -113,3 +113,39 @@ def test_a_search_past_its_budget_is_taken_for_a_cycle():
     bound = {f"v{i}": _value(f"v{i + 1} + 1") for i in range(300)}
     assert _reaches(_value("v0"), "missing", bound)
     assert not _reaches(_value("v250"), "missing", bound)
+
+
+def test_per_node_makes_each_answer_once_while_the_lines_are_current() -> None:
+    module = ast.parse("a = b\n")
+    first, second = module.body[0].targets[0], module.body[0].value
+    made: List[ast.AST] = []
+
+    def make(node: ast.AST) -> str:
+        made.append(node)
+        return type(node).__name__
+
+    with source_lines(["a = b\n"]):
+        assert [per_node("t", n, make) for n in (first, second, first, second)] == ["Name"] * 4
+        assert made == [first, second]
+        assert per_node("other", first, make) == "Name" and len(made) == 3  # another memo
+    with source_lines(["a = b\n"]):
+        per_node("t", first, make)
+        assert len(made) == 4  # thrown away with the lines it was made under
+    per_node("t", first, make)
+    per_node("t", first, make)
+    assert len(made) == 6  # outside any lines: made every time
+
+
+def test_per_node_keeps_nothing_when_making_raises() -> None:
+    node = ast.parse("x\n").body[0]
+    calls: List[int] = []
+
+    def failing(_: ast.AST) -> str:
+        calls.append(1)
+        raise AttributeError("no positions")
+
+    with source_lines(["x\n"]):
+        for _ in range(2):
+            with pytest.raises(AttributeError):
+                per_node("t", node, failing)
+    assert len(calls) == 2

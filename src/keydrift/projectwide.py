@@ -484,7 +484,7 @@ def _distribution(path: str, root: str, marked: Optional[Dict[str, bool]] = None
     ``marked``: what is known of directories already (whether each holds a marker)."""
     marked = {} if marked is None else marked
     directory = os.path.dirname(path)
-    while directory.startswith(root) and directory != root:
+    while directory != root and is_inside(directory, root):
         if directory not in marked:
             marked[directory] = any(os.path.exists(os.path.join(directory, m)) for m in _DISTRIBUTION_MARKERS)
         if marked[directory]:

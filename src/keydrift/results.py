@@ -127,14 +127,15 @@ def _cache_for(config: Config) -> DiskCache:
     return _CACHES[root]
 
 
-def _entry_key(path: str, config: Config, cache: DiskCache) -> str:
+def _entry_key(path: str, config: Config, cache: DiskCache, kind: str = "r-") -> str:
     """By the file (however the front end spells its path: ``./app/x.py`` from flake8 and
     ``app/x.py`` from the CLI share an entry), the working directory (messages name other files
-    relative to it), the settings and keydrift's code."""
+    relative to it), the settings and keydrift's code; ``kind``: the results (``r-``) or what
+    else is kept of the file under the same identity."""
     settings = (config.root, config.config_file, config.boundary, config.normalizers, config.readers,
                 config.writers, config.tables, config.select, config.ignore)
     identity = repr((os.getcwd(), os.path.abspath(path), settings, code_fingerprint(cache)))
-    return "r-" + digest(identity.encode("utf-8", "surrogatepass"))
+    return kind + digest(identity.encode("utf-8", "surrogatepass"))
 
 
 # (source, its findings, configuration) -> (safe fixes, unsafe fixes)
@@ -151,9 +152,8 @@ def remembered_fix_counts(path: str, source: bytes, config: Config, findings: Se
     if not config.cache:
         return count(source, findings, config)
     cache = _cache_for(config)
-    identity = _entry_key(_canonical(path), config, cache)
+    key = _entry_key(_canonical(path), config, cache, kind="x-")
     made_from = digest(repr((digest(source), [_finding_to_json(f) for f in findings])).encode("utf-8", "surrogatepass"))
-    key = "x-" + identity[len("r-"):]
     entry = cache.load(key)
     try:
         if entry is not None and entry["from"] == made_from:

@@ -12,7 +12,7 @@ from typing import ContextManager, Dict, FrozenSet, Iterator, List, Optional, Se
 
 from keydrift.analysis.tree import (
     LOOP_TYPES, WITH_TYPES, arguments_in_order, child_nodes, concatenated_literals, is_true, parameters,
-    segment, source_memo, source_order_children, source_order_walk, walk,
+    per_node, segment, source_order_children, source_order_walk, walk,
 )
 
 from keydrift.analysis import pairing, tree
@@ -177,20 +177,17 @@ def _reaches(value: ast.expr, name: str, bound: Dict[str, ast.expr]) -> bool:
 def _names_used(value: ast.expr) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     """The variables an expression uses and the parameters of the lambdas in it; once per
     expression of the module (every binding is searched again at each later binding)."""
-    memo = source_memo("keyflow.names")
-    known = memo.get(id(value)) if memo is not None else None
-    if known is not None and known[0] is value:
-        return known[1]
+    return per_node("keyflow.names", value, _names_in)
+
+
+def _names_in(value: ast.AST) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     names, lambda_parameters = set(), set()
     for node in walk(value):
         if isinstance(node, ast.Name):
             names.add(node.id)
         elif isinstance(node, ast.arg):
             lambda_parameters.add(node.arg)
-    found = frozenset(names), frozenset(lambda_parameters)
-    if memo is not None:
-        memo[id(value)] = (value, found)  # the node kept: its id is not reused while the memo lives
-    return found
+    return frozenset(names), frozenset(lambda_parameters)
 
 
 def _drop_cycles(bound: Dict[str, ast.expr], before: Dict[str, ast.expr]) -> None:

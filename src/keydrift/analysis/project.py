@@ -435,31 +435,31 @@ class ProjectIndex:
         try:
             with open(path, "rb") as handle:
                 data = handle.read()
+            digest = _digest(data)
             text = decode_source(data)
-            module = self.parse(path, _digest(data), text, module_name)
+            module = self.parse(path, digest, text, module_name)
         except (OSError, SourceRejected, SourceError, RecursionError, UnicodeDecodeError, ValueError):
             return EMPTY_EXPORT
         relative = os.path.relpath(path, self.root).replace(os.sep, "/")
         is_package = os.path.basename(path) == "__init__.py"
         if self.cache.directory is None:
-            return self._demanded(module, module_name, path, _digest(data), text, is_package)
+            return self._demanded(module, module_name, path, relative, digest, text, is_package)
         with source_lines(physical_lines(text)), self.recording() as consulted:  # the importer's lines come back after it
             self.record_method_answers(path, text)
             analysis = ModuleAnalysis(module, relative, self.config, self, module_name, is_package, path)
             analysis.facts()  # walks as the module's own check would, which can then take it over
             export = _export_of(analysis, module, path, relative)
         if id(self.building[-1][1]) not in self.cut_frames:
-            self._keep_analysis((path, _digest(data)), analysis, is_package, consulted, text.count("\n") + 1)
+            self._keep_analysis((path, digest), analysis, is_package, consulted, text.count("\n") + 1)
         return export
 
-    def _demanded(self, module: ast.Module, module_name: str, path: str, digest: str, text: str,
+    def _demanded(self, module: ast.Module, module_name: str, path: str, relative: str, digest: str, text: str,
                   is_package: bool) -> "DemandedExport":
         """The export of a module whose summaries are made as importers ask for them: with no
         disk cache nothing else will read the rest (a one-file check reads a few functions of
         each module it imports)."""
         from keydrift.analysis.module import ModuleAnalysis
 
-        relative = os.path.relpath(path, self.root).replace(os.sep, "/")
         lines = physical_lines(text)
         with source_lines(lines):  # the models' facts keep source text
             analysis = ModuleAnalysis(module, relative, self.config, self, module_name, is_package, path)

@@ -11,7 +11,7 @@ import io
 import tokenize
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -227,7 +227,7 @@ def current_source_lines() -> Optional[Sequence[str]]:
     return _SOURCE_LINES.get()
 
 
-def source_memo(name: str) -> Optional[Dict[Any, Any]]:
+def _source_memo(name: str) -> Optional[Dict[Any, Any]]:
     """A cache named ``name`` of what is derived from the current lines (and the nodes parsed
     from them), thrown away with them when ``source_lines`` ends; None outside it."""
     memo = _SOURCE_MEMO.get()
@@ -237,6 +237,23 @@ def source_memo(name: str) -> Optional[Dict[Any, Any]]:
     if found is None:
         found = memo[name] = {}
     return found
+
+
+_Derived = TypeVar("_Derived")
+
+
+def per_node(name: str, node: ast.AST, make: Callable[[ast.AST], _Derived]) -> _Derived:
+    """``make(node)``, made once per node while the current lines last (``_source_memo``
+    ``name``, by the node's id, the node kept beside its answer so the id is not reused while
+    the memo lives); made every time outside ``source_lines``. What ``make`` raises is raised,
+    and nothing is kept."""
+    memo = _source_memo(name)
+    if memo is None:
+        return make(node)
+    known = memo.get(id(node))
+    if known is None or known[0] is not node:
+        known = memo[id(node)] = (node, make(node))
+    return known[1]
 
 
 def segment(node: ast.AST) -> Optional[str]:
