@@ -16,6 +16,7 @@ from keydrift.analysis.project import CACHE_DIRECTORY, forget_indexes
 from keydrift.config import clear_cache, load_config
 from keydrift.engine import check_source
 from keydrift import timing
+from keydrift.results import one_look
 
 REPO = {
     "app/__init__.py": "",
@@ -263,6 +264,33 @@ def test_a_module_created_after_a_lookup_is_found_by_a_fresh_index(tmp_path: Pat
     assert fresh.path_for("app.jobs", importer) == str(tmp_path / "app" / "jobs" / "__init__.py")
 
 
+def test_the_same_index_sees_modules_created_and_removed_between_looks(tmp_path: Path) -> None:
+    """An editor server keeps its index; each check is one look. A lookup that missed finds the
+    module once it exists (a file, a package whose ``__init__.py`` came after its folder, a
+    ``src`` folder that came later), and a found module that was removed is missed again; within
+    one look what was found holds."""
+    write_project(tmp_path, {"app/__init__.py": "", "app/models.py": ""})
+    importer = str(tmp_path / "app" / "models.py")
+    index = _index(tmp_path)
+    names = ("app.repo", "app.jobs", "lib.core")
+    with one_look():
+        assert [index.path_for(name, importer) for name in names] == [None, None, None]
+    (tmp_path / "app" / "jobs").mkdir()
+    with one_look():
+        assert index.path_for("app.jobs", importer) is None  # a folder without __init__.py
+        (tmp_path / "app" / "repo.py").write_text("")
+        assert index.path_for("app.repo", importer) is None  # (this look's listing holds)
+    (tmp_path / "app" / "jobs" / "__init__.py").write_text("")
+    write_project(tmp_path, {"src/lib/__init__.py": "", "src/lib/core.py": ""})
+    with one_look():
+        assert [index.path_for(name, importer) for name in names] == [
+            str(tmp_path / "app" / "repo.py"), str(tmp_path / "app" / "jobs" / "__init__.py"),
+            str(tmp_path / "src" / "lib" / "core.py")]
+    (tmp_path / "app" / "repo.py").unlink()
+    assert index.path_for("app.repo", importer) is None  # outside a look: its own folders checked
+    assert index.path_for("app.jobs", importer) == str(tmp_path / "app" / "jobs" / "__init__.py")
+
+
 def test_a_module_name_no_import_statement_can_spell_is_still_looked_up(tmp_path: Path) -> None:
     """``importlib.import_module("my-tasks")`` finds ``my-tasks.py``: a name that is not an
     identifier is looked up file by file."""
@@ -323,4 +351,20 @@ def test_a_check_in_another_project_lets_go_of_the_first_projects_index(tmp_path
     timing.reset()
     assert check(first, "app/repo.py") == [] and check(first, "app/tasks.py") == ["KD102:7"]
     assert not timing.counters().get("analyses reused")  # analyzed afresh
+    forget_indexes()
+
+
+def test_an_editor_check_sees_a_helper_module_written_after_the_first_check(tmp_path: Path) -> None:
+    """The editor server's document check, twice in one process: the write through a helper
+    module that did not exist at the first check is found at the second."""
+    from keydrift.lsp import document_findings
+
+    forget_indexes()
+    write_project(tmp_path, {name: text for name, text in REPO.items() if name != "app/repo.py"})
+    tasks = tmp_path / "app" / "tasks.py"
+    config = load_config(str(tasks))
+    assert document_findings(tasks.read_text(), str(tasks), config) == []
+    write_project(tmp_path, {"app/repo.py": REPO["app/repo.py"]})
+    found = document_findings(tasks.read_text(), str(tasks), config)
+    assert [(f.code, f.line) for f in found] == [("KD102", 7)]
     forget_indexes()

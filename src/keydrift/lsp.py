@@ -28,6 +28,7 @@ from keydrift.config import (
 from keydrift.engine import PARSE_ERROR, check_source
 from keydrift.noqa import apply_noqa, noqa_insertion, source_lines  # noqa: F401 - noqa_insertion: API
 from keydrift.projectwide import findings_for
+from keydrift.results import one_look
 from keydrift.output._common import bare_message
 from keydrift.types import Config, Finding
 
@@ -53,12 +54,15 @@ def config_for(path: str, workspace_root: Optional[str]) -> Config:
 
 def document_findings(text: str, path: str, config: Config) -> List[Finding]:
     """What the editor shows: the CLI's findings for the unsaved text, without parse errors
-    (the editor reports those while the user types)."""
+    (the editor reports those while the user types). Each check is one look at the files on
+    disk (``one_look``): what it finds there holds for the check, and is looked at again for
+    the next one (a module created since is found)."""
     if is_excluded(path, config):
         return []
-    findings = check_source(text, path, config)
-    if _saved(text, path):  # the registry is built from the files on disk: their lines only
-        findings = findings + findings_for(path, config)
+    with one_look():
+        findings = check_source(text, path, config)
+        if _saved(text, path):  # the registry is built from the files on disk: their lines only
+            findings = findings + findings_for(path, config)
     findings = [f for f in findings if f.code != PARSE_ERROR and finding_allowed(f, config)]
     return apply_noqa(findings, text)
 

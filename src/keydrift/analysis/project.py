@@ -73,6 +73,10 @@ class ProjectIndex:
         self.looked_in: Dict[int, Tuple[Any, int, object, Any]] = {}
         # (module, importing file) -> its entry in ``paths``
         self.near_paths: Dict[Tuple[str, str], Tuple[Optional[str], List[str]]] = {}
+        # the directories the lookups above listed -> their state then (``directory_state``), and
+        # the look in which all of them were last found unchanged (``_keep_lookups_current``)
+        self.listed: Dict[str, str] = {}
+        self.lookups_look: Optional[object] = None
         self.roots: Dict[str, List[str]] = {}
         self.building: List[Tuple[str, Dict[str, str]]] = []  # modules being summarized, with their deps
         # what the files being checked depend on (per-file results cache): file -> digest, and
@@ -138,6 +142,9 @@ class ProjectIndex:
     def path_for(self, module_name: str, near: str = "") -> Optional[str]:
         """The file of a module, looked up as Python would from the importing file: in the
         directories above it (nearest first, up to the repository root), then the project root."""
+        look = current_look()
+        if look is None or look is not self.lookups_look:
+            self._keep_lookups_current(look, module_name, near)
         found = self.near_paths.get((module_name, near))
         if found is None:  # asked for every name an analysis resolves: by the importer's file first
             key = (module_name, os.path.dirname(near))
@@ -150,6 +157,21 @@ class ProjectIndex:
             self._record(_once_per_look(self.looked_in, found, lambda: {
                 "dir:" + directory: directory_state(directory) for directory in found[1]}))
         return found[0]
+
+    def _keep_lookups_current(self, look: Optional[object], module_name: str, near: str) -> None:
+        """Lookups outlive a check in a long-lived process (the editor server, where each check
+        is one look): a file or package created or removed in a directory they listed may change
+        any of them, so they are all made again once one such directory changed. Checked for all
+        directories once per look; outside a look, for the directories of the lookup asked."""
+        if look is None:
+            entry = self.near_paths.get((module_name, near))
+            listed = entry[1] if entry is not None else ()
+        else:
+            self.lookups_look = look
+            listed = list(self.listed)
+        if any(directory_state(directory) != self.listed.get(directory) for directory in listed):
+            for lookups in (self.paths, self.lookups, self.near_paths, self.listed):
+                lookups.clear()
 
     def _find_module(self, module_name: str, near: str, looked_in: List[str]) -> Optional[str]:
         """The module's file; ``looked_in`` gets every directory whose listing decided it (a file
@@ -175,6 +197,8 @@ class ProjectIndex:
                 found = next((c for c in (path + ".py", os.path.join(path, "__init__.py")) if os.path.isfile(c)), None)
                 listed = (found, _existing_chain(base, parts))
             self.lookups[key] = listed
+            for directory in listed[1]:
+                self.listed.setdefault(directory, directory_state(directory))
         return self.lookups[key]
 
     def parse(self, path: str, digest: str, source: Union[str, bytes], module_name: str = "",
@@ -865,8 +889,8 @@ def _listed_module(base: str, parts: List[str]) -> Optional[Tuple[Optional[str],
     (``parts/….py`` or ``parts/…/__init__.py``) and the directories along ``parts`` that exist,
     as ``_existing_chain`` gives them; None when a directory on the way cannot be listed."""
     is_directory, names = importable_names(base)
-    if not is_directory:
-        return None, []
+    if not is_directory:  # (a source root such as ``src``: its parent's listing says when it appears)
+        return None, [os.path.dirname(base)] if os.path.isdir(os.path.dirname(base)) else []
     chain = []
     directory = base
     for part in parts[:-1]:
@@ -887,6 +911,7 @@ def _listed_module(base: str, parts: List[str]) -> Optional[Tuple[Optional[str],
         package = importable_names(os.path.join(directory, last))[1]
         if package is None:
             return None
+        chain.append(os.path.normpath(os.path.join(directory, last)))  # (its __init__.py decides)
         if "__init__.py" in package:
             return os.path.join(directory, last, "__init__.py"), chain
     return None, chain
