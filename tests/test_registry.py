@@ -322,6 +322,86 @@ def test_a_module_that_contributes_no_keys_does_not_assemble_the_registry(projec
     assert _codes("club/reset.py", config) == [("KD108", 5)]
 
 
+PROFILE = '''\
+from club.models import Member
+
+
+def profile(request):
+    return Member.objects.get(email=request.user.email)
+
+
+def seed():
+    Member.objects.create(email="admin@example.com")
+
+
+def find(email):
+    return Member.objects.filter(email=email).first()
+'''
+
+
+def test_a_module_whose_uses_no_registry_rule_reports_at_does_not_assemble_the_registry(project, monkeypatch):
+    """A lookup by a record's own field, a literal stored, a parameter passed on as given (its
+    callers are looked at): no registry rule reports at such a use, so checking the module
+    alone builds no registry, while the module still contributes its uses to the others'."""
+    from keydrift import projectwide
+    from keydrift.analysis.registry import may_be_reported
+
+    _write(project, {"club/models.py": MODELS, "club/reset.py": RESET, "club/profile.py": PROFILE})
+    config = Config(root=str(project), cache=False)
+    keys = project_index(config, use_cache=False).export_for_file(str(project / "club" / "profile.py")).keys
+    assert len(keys.uses) == 3 and not any(may_be_reported(use) for use in keys.uses)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the registry was built")
+    with monkeypatch.context() as patched:
+        patched.setattr(projectwide, "_build", refuse)
+        assert findings_for("club/profile.py", config) == []
+    assert _codes("club/reset.py", config) == [("KD108", 5)]
+
+
+def _registry_projects() -> list:
+    """The annotated cases about the registry and the registry rules' examples: (name, files, pyproject)."""
+    from keydrift.rules import REGISTRY_RULES
+
+    cases = Path(__file__).resolve().parent.parent / "fixtures" / "cases"
+    found = []
+    for case in sorted(cases.glob("*registry*")):
+        files = {str(p.relative_to(case)): p.read_text() for p in case.rglob("*.py")}
+        pyproject = case / "pyproject.toml"
+        found.append((case.name, files, pyproject.read_text() if pyproject.exists() else ""))
+    for rule in REGISTRY_RULES:
+        for index, example in enumerate(rule.examples()):
+            found.append((f"{rule.CODE}-{index}", dict(example.files), example.pyproject()))
+    return found
+
+
+def test_every_module_with_a_registry_finding_holds_a_use_that_may_be_reported(project):
+    """What lets a one-file check skip the registry (``may_be_reported``) holds wherever the
+    whole project's registry reports: on the annotated registry cases and the rules' examples,
+    the file of every registry finding has such a use, and its one-file check reports the same."""
+    from keydrift.projectwide import project_findings
+
+    projects = _registry_projects()
+    assert len(projects) > 30
+    reported = 0
+    for name, files, pyproject in projects:
+        root = project / name
+        for path, text in {**files, "pyproject.toml": pyproject}.items():
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
+            (root / path).write_text(text)
+        config = Config(root=str(root), cache=False)
+        forget()
+        forget_indexes()
+        whole = project_findings(config)
+        for path, found in whole.items():
+            reported += len(found)
+            forget()
+            forget_indexes()
+            alone = findings_for(path, config)
+            assert [(f.code, f.line) for f in alone] == [(f.code, f.line) for f in found], (name, path)
+    assert reported > 10
+
+
 @pytest.mark.parametrize("choice", [{"select": ("KD3",)}, {"ignore": ("KD108", "KD109", "KD110")},
                                     {"select": ("KD1",), "ignore": ("KD108", "KD109", "KD110")}])
 def test_no_registry_is_built_when_no_registry_rule_is_selected(project, monkeypatch, choice):

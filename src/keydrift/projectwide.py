@@ -130,17 +130,20 @@ def registry_selected(config: Config) -> bool:
     return any(rule_selected(code, config) for code in REGISTRY_CODES)
 
 
-def _takes_part(path: str, config: Config) -> bool:
-    """Whether the module contributes to the registry (as ``_build`` decides): only its own
-    analysis and its imports' are needed to know, not the whole project's."""
+def _may_hold_findings(path: str, config: Config) -> bool:
+    """Whether the registry can report a finding in the module: it has a use a registry rule
+    may report at (``registry.may_be_reported``; a module of lookups by records' own fields, of
+    literals, of parameters passed on as given has none, whatever the other modules hold). Only
+    its own analysis and its imports' are needed to know, not the whole project's."""
     from keydrift.analysis.project import project_index
+    from keydrift.analysis.registry import may_be_reported
 
     offered = _offered(_OFFERED.get(_memo_key(config), {}).get(path), file_digest(path) or "")
     if offered is not None:
         keys = offered[1]
     else:
         keys, _ = _module_keys(project_index(config, use_cache=config.cache), path, config)
-    return keys is not None and _contributes(keys)
+    return keys is not None and any(may_be_reported(use) for use in keys.uses)  # type: ignore[attr-defined]
 
 
 def _contributes(keys: object) -> bool:
@@ -190,8 +193,8 @@ def project_findings(config: Config, fresh: bool = True, path_hint: str = "",
     key = _entry_key(config)
     entry = cache.load(key)
     found = _load(entry, state)
-    if found is None and path_hint and not _takes_part(path_hint, config):
-        # a registry finding sits in a module that contributes keys: this one needs none built
+    if found is None and path_hint and not _may_hold_findings(path_hint, config):
+        # a registry finding sits at a use a rule may report at: this module has none
         _MEMO[memo_key] = (state, None)
         return {}
     if found is None:

@@ -416,9 +416,7 @@ class Registry:
         for keys in modules:
             for use in keys.uses:
                 record = self._record(use.entity, use.field)
-                # the WHERE of an UPDATE or DELETE selects rows by the key: a lookup, not a store
-                stores = use.kind == WRITE and use.role != LOOKUP
-                (record.writes if stores else record.lookups).append(use)
+                (record.writes if is_store(use) else record.lookups).append(use)
             for rewrite in keys.rewrites:
                 rewrites[(rewrite.entity, rewrite.field)].append(rewrite)
             for entity, name, kinds in keys.absorbs:
@@ -493,16 +491,37 @@ def opaque_origin(use: KeyUse) -> bool:
 def evidence(record: KeyRecord) -> List[Evidence]:
     """What decides the stored form: each write whose form is known, and the model's rewrites.
     A write of a parameter tells nothing unless the function transforms it itself."""
-    found = []
-    for use in record.writes:
-        if use.origin is Origin.CONSTANT or (use.origin is Origin.PARAMETER and not use.steps) or opaque_origin(use):
-            continue
-        if form_of(use.steps) is not None:
-            found.append(Evidence(use.steps, use.rewritten_by or use.function, use.site, use))
+    found = [Evidence(use.steps, use.rewritten_by or use.function, use.site, use)
+             for use in record.writes if tells_stored_form(use)]
     for rewrite in record.rewrites:
         if form_of(rewrite.steps):
             found.append(Evidence(rewrite.steps, rewrite.by, rewrite.site))
     return found
+
+
+def is_store(use: KeyUse) -> bool:
+    """A write that stores the key; the WHERE of an UPDATE or DELETE selects rows by the key: a
+    lookup, not a store."""
+    return use.kind == WRITE and use.role != LOOKUP
+
+
+def tells_stored_form(use: KeyUse) -> bool:
+    """A store whose value says the form rows are stored in (``evidence``): not a literal, not a
+    parameter passed on as given (its callers decide), not a value of an opaque call, and no
+    step that makes the form unknowable."""
+    if use.origin is Origin.CONSTANT or (use.origin is Origin.PARAMETER and not use.steps) or opaque_origin(use):
+        return False
+    return form_of(use.steps) is not None
+
+
+def may_be_reported(use: KeyUse) -> bool:
+    """Whether a registry rule can report a finding at ``use``: KD108 and KD109 report at a
+    lookup that is ``reportable_lookup`` or ``entry_candidate``, KD110 at a store that
+    ``tells_stored_form``. A module with no such use has no registry finding, whatever the other
+    modules hold, so checking it alone needs no registry."""
+    if is_store(use):
+        return tells_stored_form(use)
+    return reportable_lookup(use) or entry_candidate(use)
 
 
 def entry_candidate(use: KeyUse) -> bool:
