@@ -152,3 +152,34 @@ def test_the_answers_are_recorded_for_the_names_a_module_calls() -> None:
 
 def teardown_module() -> None:
     forget_indexes()
+
+
+def test_an_editor_check_sees_a_method_defined_in_another_file_since(project: Path) -> None:
+    """The editor server's document checks in one process (each check one look) report what a
+    cold CLI run does as a second class defining the method is written and removed again
+    between checks (the guess taken back and given again, directly and through service.py's
+    summary)."""
+    from keydrift.config import clear_cache, load_config
+    from keydrift.lsp import document_findings
+
+    def editor_checks() -> list:
+        found = []
+        for name in ("app/handlers.py", "app/views.py"):
+            path = project / name
+            found += [f"{name}:{f.line}:{f.col + 1}: {f.code}"
+                      for f in document_findings(path.read_text(), str(path), load_config(str(path)))]
+        return found
+
+    def cold_run() -> list:
+        return [line.split(" ", 2)[0] + " " + line.split(" ", 2)[1] for line in check(project, "--no-cache").splitlines()]
+
+    forget_indexes()
+    clear_cache()
+    write(project, {"app/other.py": "def unrelated():\n    return 1\n"})
+    assert editor_checks() == [HANDLER_FINDING, VIEW_FINDING] == cold_run()
+    write(project, {"app/other.py": SECOND_DEFINITION})
+    assert HANDLER_FINDING not in editor_checks()
+    assert editor_checks() == cold_run()
+    (project / "app" / "other.py").unlink()
+    assert editor_checks() == [HANDLER_FINDING, VIEW_FINDING] == cold_run()
+    forget_indexes()

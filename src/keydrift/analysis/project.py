@@ -96,6 +96,7 @@ class ProjectIndex:
         # export fingerprints handed out (each kept with its export, so its id stays its own)
         self.fingerprints: Dict[int, Tuple["ModuleExport", str]] = {}
         self.names: Dict[str, str] = {}  # file -> its module name
+        self.gated_by: Optional[FrozenSet[str]] = None  # the database methods the trees were reduced by
         # configured wrappers and normalizers are vocabulary too
         self.gate_words = tuple(called_name(entry) for entry in (*config.readers, *config.writers, *config.tables, *config.normalizers))
         # keydrift's own code is part of the key: summaries change when the analysis does
@@ -109,8 +110,18 @@ class ProjectIndex:
 
     def database_methods(self) -> FrozenSet[str]:
         """Methods the project defines once, next to database code (``analysis/receivers.py``):
-        a function calling one is kept by the function gate."""
-        return method_index(self.root, self.module_name_of, self.cache).database
+        a function calling one is kept by the function gate. When they change (a long-lived
+        process, a method defined in another file since), the trees the gate reduced by the old
+        ones and the analyses made from them are let go."""
+        methods = method_index(self.root, self.module_name_of, self.cache).database
+        if methods is not self.gated_by:
+            if self.gated_by is not None and methods != self.gated_by:
+                self.trees.clear()
+                self.analyses.clear()
+                self.open_exports.clear()
+                self.tree_lines = self.analysis_lines = self.open_lines = 0
+            self.gated_by = methods
+        return methods
 
     def user_model(self) -> str:
         """The model the project's ``AUTH_USER_MODEL`` setting names ("" if none), recorded as

@@ -25,7 +25,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping,
 from keydrift.analysis.helpernames import name_tokens
 from keydrift.analysis.imports import import_name_for
 from keydrift.diskcache import (
-    CACHE_DIRECTORY, DiskCache, code_fingerprint, digest, file_digest, methods_asked,
+    CACHE_DIRECTORY, DiskCache, code_fingerprint, current_look, digest, file_digest, methods_asked,
 )
 from keydrift.analysis.tree import (
     FUNCTION_TYPES, FunctionNode, concatenated_literals, parameters, segment, string_literal,
@@ -277,6 +277,7 @@ class MethodIndex:
         self._database: Optional[FrozenSet[str]] = None
         self._answers: Dict[str, str] = {}
         self.state = ""  # the project's files as read (``project_state``)
+        self.look: Optional[object] = None  # the look they were last found the same in
 
     @property
     def owners(self) -> Mapping[str, List[Tuple[str, str]]]:
@@ -389,9 +390,30 @@ def method_index(root: str, module_of: Callable[[str], str], cache: Optional[Dis
     """The project's method index, built once per process; ``cache``: the project's cache,
     where what each file contributes is kept by the file's content (see ``_FileMethods``)."""
     index = _METHOD_INDEXES.get(root)
+    if index is not None and index.look is not current_look():
+        index = _still_current(root, index)
     if index is None:
         index = _METHOD_INDEXES[root] = _index(root, module_of, cache or DiskCache(None))
+        index.look = current_look()
     return index
+
+
+def _still_current(root: str, index: MethodIndex) -> Optional[MethodIndex]:
+    """The index, if the project's files are as it read them, checked once per look: a
+    long-lived process (the editor server, where each check is one look) sees a method defined
+    or removed in another file since. None when they changed: the index and what was answered
+    from it are let go. Outside any look the index is built once per process."""
+    look = current_look()
+    if look is None:
+        return index
+    index.look = look
+    if _state_of((path, _regular_file_digest(path)) for path in _python_files(root)) == index.state:
+        return index
+    forget_root(root)
+    _HOLDS.clear()
+    for key in [key for key in _MENTIONED if key[0] == root]:
+        del _MENTIONED[key]
+    return None
 
 
 def called_database_methods(text: str, root: str, module_of: Callable[[str], str],
