@@ -354,6 +354,40 @@ def test_a_check_in_another_project_lets_go_of_the_first_projects_index(tmp_path
     forget_indexes()
 
 
+def test_an_editor_server_keeps_the_indexes_of_the_projects_it_moves_between(tmp_path: Path) -> None:
+    """With ``keep_projects(2)`` (what the editor server asks for), going back to the first
+    project finds its index as it was (repo.py's analysis kept for its own check is taken over);
+    a third project lets the least recent go."""
+    import keydrift.analysis.project as project_module
+
+    forget_indexes()
+    roots = [tmp_path / name for name in ("first", "second", "third")]
+    for root in roots:
+        write_project(root, REPO)
+    clear_cache()
+
+    def check(root: Path, name: str) -> List[str]:
+        path = root / name
+        return [f"{f.code}:{f.line}" for f in check_source(path.read_bytes(), str(path), load_config(str(path)))]
+
+    def kept_roots() -> List[str]:
+        return sorted(os.path.basename(index.root) for index in project_module._INDEXES.values())
+
+    project_module.keep_projects(2)
+    try:
+        assert check(roots[0], "app/tasks.py") == ["KD102:7"]
+        assert check(roots[1], "app/tasks.py") == ["KD102:7"]
+        assert kept_roots() == ["first", "second"]
+        timing.reset()
+        assert check(roots[0], "app/repo.py") == []
+        assert timing.counters().get("analyses reused") == 1  # the first project's index as it was
+        assert check(roots[2], "app/tasks.py") == ["KD102:7"]
+        assert kept_roots() == ["first", "third"]
+    finally:
+        project_module.keep_projects(1)
+        forget_indexes()
+
+
 def test_an_editor_check_sees_a_helper_module_written_after_the_first_check(tmp_path: Path) -> None:
     """The editor server's document check, twice in one process: the write through a helper
     module that did not exist at the first check is found at the second."""

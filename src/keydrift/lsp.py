@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from keydrift import __version__
-from keydrift.analysis.project import forget_indexes
+from keydrift.analysis.project import forget_indexes, keep_projects
 from keydrift.config import (
     ConfigError, clear_cache, finding_allowed, is_excluded, load_config, root_without_pyproject,
 )
@@ -33,6 +33,8 @@ from keydrift.output._common import bare_message
 from keydrift.types import Config, Finding
 
 DEBOUNCE_SECONDS = 0.3
+# the projects whose indexes the server keeps: the services of a monorepo a user moves between
+_PROJECTS_KEPT = 4
 FIX_ALL = "source.fixAll.keydrift"  # the kind editors run on save ("source.fixAll")
 SOURCE = "keydrift"
 PYTHON_SUFFIXES = (".py", ".pyi")
@@ -121,6 +123,7 @@ def build_server() -> Any:
     from lsprotocol import types
 
     server = _language_server_class()("keydrift", __version__)
+    keep_projects(_PROJECTS_KEPT)
     linter = _Linter(server, types)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)

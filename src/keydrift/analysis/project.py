@@ -941,29 +941,42 @@ def _existing_chain(base: str, parts: List[str]) -> List[str]:
 
 
 _INDEXES: Dict[Tuple[str, str], ProjectIndex] = {}
-_CURRENT_ROOT: List[str] = []  # the root of the index asked for last
+_RECENT_ROOTS: List[str] = []  # the roots of the indexes asked for, the last first
+# how many projects' indexes a process keeps: one for a run that goes project by project (the
+# CLI, a flake8 worker); more for an editor server, which goes back and forth (``keep_projects``)
+_PROJECTS_KEPT = [1]
+
+
+def keep_projects(count: int) -> None:
+    """Keep the indexes of the ``count`` projects asked about last (an editor server with a
+    monorepo's services open, each with its own configuration, switches between them: each
+    switch would otherwise rebuild the index, a cold check of the file)."""
+    _PROJECTS_KEPT[0] = max(1, count)
 
 
 def project_index(config: Config, use_cache: bool = True) -> ProjectIndex:
     """One index per project root and configuration per process (CLI run, flake8 worker, LSP)."""
     root = os.path.abspath(config.root or ".")
     key = (root, repr((config.normalizers, config.boundary, use_cache)))
-    if _CURRENT_ROOT[:] != [root]:
-        _CURRENT_ROOT[:] = [root]
-        _forget_other_projects(root)
+    if _RECENT_ROOTS[:1] != [root]:
+        if root in _RECENT_ROOTS:
+            _RECENT_ROOTS.remove(root)
+        _RECENT_ROOTS.insert(0, root)
+        del _RECENT_ROOTS[_PROJECTS_KEPT[0]:]
+        _forget_other_projects(_RECENT_ROOTS)
     if key not in _INDEXES:
         _INDEXES[key] = ProjectIndex(root, config, use_cache)
     return _INDEXES[key]
 
 
-def _forget_other_projects(root: str) -> None:
+def _forget_other_projects(kept: List[str]) -> None:
     """A run over many projects (a monorepo's, a corpus) goes project by project: the other
     projects' indexes (their trees, analyses, exports, import lookups and method index, tens of
     megabytes for a large project) are let go. Asked for again, each is made again, the same."""
     from keydrift.analysis import receivers
 
     for key, index in list(_INDEXES.items()):
-        if index.root != root and not index.building:  # (one being built is in use)
+        if index.root not in kept and not index.building:  # (one being built is in use)
             del _INDEXES[key]
             receivers.forget_root(index.root)
 
@@ -972,6 +985,6 @@ def forget_indexes() -> None:
     from keydrift.analysis import receivers
 
     _INDEXES.clear()
-    _CURRENT_ROOT.clear()
+    _RECENT_ROOTS.clear()
     receivers.forget()
     forget_packages()
