@@ -97,6 +97,16 @@ def test_exit_codes_formats_and_stdin(project):
     assert run("check", "ok.py")[:2] == (0, "")
 
 
+def test_a_check_does_not_import_the_audit(project):
+    """A one-file check pays for every module it imports; the audit (``audit-db``) is only its
+    arguments on such a run."""
+    write("ok.py", CLEAN)
+    code = ("import sys; from keydrift.cli import main; main(['check', '-q', 'ok.py']); "
+            "print(sorted(m for m in sys.modules if m.startswith('keydrift.audit')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert done.stdout.decode().split() == ["['keydrift.audit',", "'keydrift.audit.arguments']"]
+
+
 def test_config_error_is_one_line_without_traceback(project):
     write("app.py", BROKEN)
     write("pyproject.toml", "[tool.keydrift]\nboundry = ['app']\n")

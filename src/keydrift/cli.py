@@ -19,7 +19,7 @@ import sys
 from typing import Dict, Iterator, List, NoReturn, Optional, Sequence, Set, Tuple
 
 from keydrift import __version__
-from keydrift.audit.command import add_parser as add_audit_parser
+from keydrift.audit.arguments import add_parser as add_audit_parser
 from keydrift.codes import FIXABLE_CODES
 from keydrift.collector import collect_less_often
 from keydrift.deepstack import call_with_deep_stack
