@@ -233,6 +233,50 @@ def test_the_cli_reports_the_same_registry_findings_with_workers_as_alone(projec
     assert ("club/reset.py", 5, "KD108") in reports[0] and ("club/servlets.py", 5, "KD108") in reports[0]
 
 
+def _worker_check(project: Path, run: list, path: str) -> tuple:
+    """What a CLI worker hands the parent for ``path`` in a parallel run of the files ``run``."""
+    from keydrift import cli
+
+    args = cli.build_parser().parse_args(["check", "."])
+    cli._RUN_FILES.clear()
+    cli._RUN_FILES.update((os.path.normpath(str(project / p)), p) for p in run)
+    try:
+        return cli._check_and_offer(path, cli._run_config(args), args)
+    finally:
+        cli._RUN_FILES.clear()
+
+
+def _cached(path: str) -> bool:
+    """Whether the results cache answers for the file as the CLI checks it."""
+    from keydrift import cli
+    from keydrift.results import cached_findings
+
+    args = cli.build_parser().parse_args(["check", "."])
+    with open(path, "rb") as handle:
+        config = cli._checked_config(path, cli._run_config(args), args)
+        return cached_findings(handle.read(), path, config).findings is not None
+
+
+def test_a_worker_checks_ahead_the_files_of_the_run_it_analyzed_for_an_importer(project):
+    """A CLI worker that analyzed a file of the run for an importer checks it at once, while
+    the analysis is in its memory: whichever worker the file's turn comes to finds its result
+    in the cache, and the parent gets its registry contribution with the importer's."""
+    _write(project, {"club/models.py": MODELS, "club/reset.py": RESET})
+    found, offers = _worker_check(project, ["club/models.py", "club/reset.py"], "club/reset.py")
+    assert [(f.code, f.line) for f in found] == []  # the registry's KD108 is the parent's to report
+    assert [offer[1] for offer in offers] == [os.path.normpath(str(project / p)) for p in ("club/reset.py", "club/models.py")]
+    assert _cached("club/models.py") and _cached("club/reset.py")
+
+
+def test_a_worker_checks_nothing_ahead_that_is_not_a_file_of_the_run(project):
+    """An imported module the run does not check (not named, or excluded) is analyzed for its
+    importer only: no result of it is made, no contribution offered."""
+    _write(project, {"club/models.py": MODELS, "club/reset.py": RESET})
+    found, offers = _worker_check(project, ["club/reset.py"], "club/reset.py")
+    assert [offer[1] for offer in offers] == [os.path.normpath(str(project / "club/reset.py"))]
+    assert not _cached("club/models.py")
+
+
 PLAIN_MODELS = MODELS.split("    def save")[0]
 
 

@@ -34,7 +34,7 @@ from keydrift.source import PARSE_ERROR
 from keydrift.noqa import apply_noqa
 from keydrift.output import FORMATTERS, ReportContext
 from keydrift.output.progress import Progress
-from keydrift.projectwide import Offer, accept, offer_after_check
+from keydrift.projectwide import Offer, accept, check_held_analyses, offer_after_check
 from keydrift.results import cached_findings, check_cached, one_look, remembered_fix_counts
 from keydrift.timing import counters
 from keydrift.types import Config, Finding
@@ -290,31 +290,73 @@ def _check_in_parallel(files: Sequence[str], run_config: Config, args: argparse.
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     findings: List[Finding] = []
+    # the workers check ahead the files of this run they have analyzed for an importer
+    _RUN_FILES.clear()
+    _RUN_FILES.update((os.path.normpath(os.path.abspath(path)), path) for path in files if path != STDIN)
     with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
         # a few large chunks of neighbouring files: a worker sees whole packages, so the modules
         # they import are summarized by one worker, not both, and their trees are still in memory
         # when they are checked
         results = pool.map(_check_and_offer, files, [run_config] * len(files), [args] * len(files),
                            chunksize=max(1, len(files) // (jobs * 4)))
-        for number, (path, (found, offer)) in enumerate(zip(files, results), start=1):
+        for number, (path, (found, offers)) in enumerate(zip(files, results), start=1):
             progress.show(number, path)
             findings.extend(found)
-            accept(offer)
+            for offer in offers:
+                accept(offer)
     return findings
 
 
-def _check_and_offer(path: str, run_config: Config, args: argparse.Namespace) -> Tuple[List[Finding], Optional[Offer]]:
+# The files of the parallel run, by absolute path, as the run spells them (a worker's checks
+# ahead are of these files only, under the spelling their own turn would use).
+_RUN_FILES: Dict[str, str] = {}
+
+
+def _check_and_offer(path: str, run_config: Config, args: argparse.Namespace) -> Tuple[List[Finding], List[Offer]]:
     """A worker's check of one file, and the file's registry contribution made while its
     analysis is still in the worker's memory: the parent assembles the registry from these
-    instead of reading and analyzing every module again on one core."""
-    def check_and_offer() -> Tuple[List[Finding], Optional[Offer]]:
-        seen = counters().get("files", 0)
-        found = _check_one(path, run_config, args)
-        if path == STDIN or counters().get("files", 0) == seen:
-            return found, None  # a result from the cache: the stored contribution is still good
+    instead of reading and analyzing every module again on one core. Then the files of the run
+    this worker has analyzed for an importer are checked ahead (their results cached, their
+    contributions offered with this file's), so the worker whose turn they come to finds the
+    result instead of analyzing the module again."""
+    def check_and_offer() -> Tuple[List[Finding], List[Offer]]:
+        offers: List[Offer] = []
+        found = _check_offering(path, run_config, args, offers)
+        _check_held(path, run_config, args, offers)
+        return found, offers
+    return call_with_deep_stack(check_and_offer)  # one analysis thread for all (see deepstack.py)
+
+
+def _check_offering(path: str, run_config: Config, args: argparse.Namespace, offers: List[Offer]) -> List[Finding]:
+    """``_check_one``; the file's registry contribution goes to ``offers`` when it was analyzed
+    (a result from the cache: the stored contribution is still good)."""
+    seen = counters().get("files", 0)
+    found = _check_one(path, run_config, args)
+    if path != STDIN and counters().get("files", 0) != seen:
         config = _checked_config(path, run_config, args)
-        return found, None if config is None else offer_after_check(path, config)
-    return call_with_deep_stack(check_and_offer)  # one analysis thread for both (see deepstack.py)
+        offer = None if config is None else offer_after_check(path, config)
+        if offer is not None:
+            offers.append(offer)
+    return found
+
+
+def _check_held(path: str, run_config: Config, args: argparse.Namespace, offers: List[Offer]) -> None:
+    """Check ahead the files of the run this worker has analyzed for an importer (only with
+    the cache: a result is how the other worker learns of it)."""
+    config = _checked_config(path, run_config, args) if path != STDIN else None
+    if config is None or not config.cache or "keydrift.analysis.project" not in sys.modules:
+        return  # no index, so nothing analyzed: a warm worker need not load the analysis to know
+    try:
+        check_held_analyses(config, lambda absolute: _check_ahead(absolute, run_config, args, offers))
+    except Exception:  # noqa: BLE001 - only a head start: the file's own turn checks it as usual
+        pass
+
+
+def _check_ahead(absolute: str, run_config: Config, args: argparse.Namespace, offers: List[Offer]) -> None:
+    """Check a file of the run before its turn (``projectwide.check_held_analyses``)."""
+    path = _RUN_FILES.get(absolute)
+    if path is not None:
+        _check_offering(path, run_config, args, offers)
 
 
 def _check_one(path: str, run_config: Config, args: argparse.Namespace) -> List[Finding]:
