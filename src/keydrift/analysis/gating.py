@@ -153,10 +153,13 @@ def _rebuilt(node: ast.AST, starts: Dict[int, int], lines: List[str]) -> ast.AST
 
 def physical_lines(text: str) -> List[str]:
     """Lines as CPython numbers them (``\\r\\n``, ``\\r`` or ``\\n``; not form feeds), with their ends."""
-    return text.splitlines(keepends=True) if _ODD_BREAKS.isdisjoint(text) else _split_python_lines(text)
+    # one substring search per odd break (a character search in C), not a set lookup per character
+    if any(odd in text for odd in _ODD_BREAKS):
+        return _split_python_lines(text)
+    return text.splitlines(keepends=True)
 
 
-_ODD_BREAKS = frozenset("\v\f\x1c\x1d\x1e\x85\u2028\u2029")
+_ODD_BREAKS = ("\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 
 
 def _split_python_lines(text: str) -> List[str]:
