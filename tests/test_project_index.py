@@ -4,6 +4,7 @@ stale, never crashes and tolerates concurrent writers."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -402,3 +403,27 @@ def test_an_editor_check_sees_a_helper_module_written_after_the_first_check(tmp_
     found = document_findings(tasks.read_text(), str(tasks), config)
     assert [(f.code, f.line) for f in found] == [("KD102", 7)]
     forget_indexes()
+
+
+def test_a_cache_folder_deleted_while_a_process_runs_is_made_again(tmp_path: Path) -> None:
+    """A long-lived process (the editor server) whose cache folder was deleted writes the next
+    entry into a new one, with its .gitignore; a temporary file left by a process that died
+    under the same name is passed over, never written into."""
+    from keydrift import diskcache
+
+    cache = diskcache.DiskCache(str(tmp_path / CACHE_DIRECTORY))
+    cache.store("one", {"n": 1})
+    shutil.rmtree(tmp_path / CACHE_DIRECTORY)
+    (tmp_path / CACHE_DIRECTORY).mkdir()
+    number = next(diskcache._TEMPORARY_NUMBERS) + 1
+    leftover = tmp_path / CACHE_DIRECTORY / f".tmp-{os.getpid()}-{number}.json"
+    leftover.write_text("half an entry")
+    cache.store("two", {"n": 2})
+    assert cache.load("two")["n"] == 2 and leftover.read_text() == "half an entry"
+    shutil.rmtree(tmp_path / CACHE_DIRECTORY)
+    cache.store("three", {"n": 3})
+    assert cache.load("three")["n"] == 3 and cache.load("one") is None
+    assert (tmp_path / CACHE_DIRECTORY / ".gitignore").read_text() == "*\n"
+    assert cache.directory is not None
+    names = sorted(p.name for p in (tmp_path / CACHE_DIRECTORY).iterdir())
+    assert names == [".gitignore", "three.json"]

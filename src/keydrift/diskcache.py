@@ -7,6 +7,7 @@ version or format) is a miss: the cache can make a run faster, never wrong.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import stat
@@ -233,11 +234,16 @@ def _code_content_digest() -> str:
     return hasher.hexdigest()
 
 
+# Numbers for the temporary files of this process's writes (``DiskCache._temporary_file``).
+_TEMPORARY_NUMBERS = itertools.count()
+
+
 class DiskCache:
     """JSON entries by key; every failure (read-only tree, corrupt entry) is a cache miss."""
 
     def __init__(self, directory: Optional[str]) -> None:
         self.directory = directory
+        self.prepared = False  # the folder and its .gitignore made (``_prepare``)
 
     def load(self, key: str) -> Optional[dict]:
         if self.directory is None:
@@ -257,22 +263,45 @@ class DiskCache:
             return
         data = {"keydrift": __version__, "format": CACHE_FORMAT, **data}
         try:
-            os.makedirs(self.directory, exist_ok=True)
-            ignore = os.path.join(self.directory, ".gitignore")
-            if not os.path.exists(ignore):
-                self._write_atomically(ignore, "*\n")
-            self._write_atomically(os.path.join(self.directory, key + ".json"), json.dumps(data))
+            if not self.prepared:  # once per process, and again if the folder was deleted meanwhile
+                self._prepare()
+            try:
+                self._write_atomically(os.path.join(self.directory, key + ".json"), json.dumps(data))
+            except FileNotFoundError:
+                self._prepare()
+                self._write_atomically(os.path.join(self.directory, key + ".json"), json.dumps(data))
         except OSError:
             self.directory = None  # read-only or full: stop trying for this run
 
-    def _write_atomically(self, path: str, text: str) -> None:
-        import tempfile  # not on the path of a run that writes nothing
+    def _prepare(self) -> None:
+        """The folder, with a ``.gitignore`` that ignores it."""
+        os.makedirs(self.directory, exist_ok=True)  # type: ignore[arg-type]
+        ignore = os.path.join(self.directory, ".gitignore")  # type: ignore[arg-type]
+        if not os.path.exists(ignore):
+            self._write_atomically(ignore, "*\n")
+        self.prepared = True
 
-        handle, temporary = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
+    def _write_atomically(self, path: str, text: str) -> None:
+        handle, temporary = self._temporary_file()
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as out:
                 out.write(text)
             os.replace(temporary, path)
-        finally:
-            if os.path.exists(temporary):
+        except BaseException:
+            try:
                 os.unlink(temporary)
+            except OSError:
+                pass
+            raise
+
+    def _temporary_file(self) -> Tuple[int, str]:
+        """A new file beside the entries, named by the process and a count (``tempfile.mkstemp``'s
+        random names cost as much CPU as the write: a cold run writes thousands of entries); a
+        name left by a process that died is passed over for a random one."""
+        temporary = os.path.join(self.directory, f".tmp-{os.getpid()}-{next(_TEMPORARY_NUMBERS)}.json")  # type: ignore[arg-type]
+        try:
+            return os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), temporary
+        except FileExistsError:
+            import tempfile  # not on the path of a run that writes nothing
+
+            return tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
