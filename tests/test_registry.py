@@ -277,6 +277,24 @@ def test_a_worker_checks_nothing_ahead_that_is_not_a_file_of_the_run(project):
     assert not _cached("club/models.py")
 
 
+def test_the_method_index_is_made_before_the_workers_when_the_run_is_one_project(project):
+    """The workers forked for a run over one project inherit its method index from the parent
+    instead of each reading every file for it; files of two projects make none there."""
+    from keydrift import cli
+    from keydrift.analysis import receivers
+
+    _write(project, {"club/models.py": MODELS, "club/reset.py": RESET})
+    args = cli.build_parser().parse_args(["check", "."])
+    cli._make_before_forking(["club/models.py", "club/reset.py"], cli._run_config(args), args)
+    assert list(receivers._METHOD_INDEXES) == [str(project)]
+    forget_indexes()
+    (project / "other").mkdir()
+    (project / "other" / "pyproject.toml").write_text("[tool.keydrift]\n")
+    (project / "other" / "jobs.py").write_text(RESET)
+    cli._make_before_forking(["club/models.py", "other/jobs.py"], cli._run_config(args), args)
+    assert not receivers._METHOD_INDEXES
+
+
 PLAIN_MODELS = MODELS.split("    def save")[0]
 
 

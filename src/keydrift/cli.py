@@ -289,6 +289,8 @@ def _check_in_parallel(files: Sequence[str], run_config: Config, args: argparse.
 
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    if "fork" in methods:
+        _make_before_forking(files, run_config, args)
     findings: List[Finding] = []
     # the workers check ahead the files of this run they have analyzed for an importer
     _RUN_FILES.clear()
@@ -305,6 +307,24 @@ def _check_in_parallel(files: Sequence[str], run_config: Config, args: argparse.
             for offer in offers:
                 accept(offer)
     return findings
+
+
+def _make_before_forking(files: Sequence[str], run_config: Config, args: argparse.Namespace) -> None:
+    """What every worker would make for itself, made once here for the workers forked after it
+    to inherit: the project's method index (a read of every file of the project, which the
+    function gate of every parse asks), when the run's files are of one project (the index of
+    one of several would be held by every worker, through all the projects)."""
+    configs = {config.root: config for config in (_checked_config(path, run_config, args)
+                                                  for path in files if path != STDIN) if config is not None}
+    if len(configs) != 1:
+        return
+    from keydrift.analysis.project import project_index
+
+    config = next(iter(configs.values()))
+    try:
+        project_index(config, use_cache=config.cache).database_methods()
+    except Exception:  # noqa: BLE001 - each worker then builds it as before
+        pass
 
 
 # The files of the parallel run, by absolute path, as the run spells them (a worker's checks
