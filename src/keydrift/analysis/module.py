@@ -305,8 +305,8 @@ class ModuleAnalysis:
             return None
         method = func.attr
         owner = func.value
-        label = f"{dotted_name(func) or method}()"
         if isinstance(owner, ast.Name):
+            label = f"{owner.id}.{method}()"
             if owner.id in ("self", "cls") and walker.class_name:
                 return self._method_of_class(walker.class_name, method, label)
             class_name = self._class_of_variable(owner.id, walker)
@@ -314,7 +314,8 @@ class ModuleAnalysis:
                 return self._method_of_class(class_name, method, label)
             if owner.id in self.classes or owner.id in self.imports:
                 return self._by_name(owner.id, method, label)
-        dotted = dotted_name(owner)
+        dotted = dotted_name(owner)  # the callee's name is this and the method's (one walk of the chain)
+        label = f"{dotted}.{method}()" if dotted else f"{method}()"
         if dotted in self.imports and not self.imports[dotted][1]:
             return self._external(self.imports[dotted][0], method, label)
         class_name = self._receiver_class(owner, walker)
