@@ -570,6 +570,38 @@ def test_a_worker_reads_back_the_contributions_another_worker_made(project, monk
     assert sorted(set(asked)) == ["club/models.py", "club/reset.py"]  # reset.py's record read the old models.py
 
 
+@pytest.mark.parametrize("worker", [1, 2, 3, 4, 5])
+def test_each_worker_asks_about_every_module_once_from_its_own_place(worker, monkeypatch):
+    """flake8's workers assemble the registry going through the modules in opposite directions
+    from spread-out places; every module is asked about once, whatever the worker."""
+    from keydrift import projectwide
+
+    monkeypatch.setattr(projectwide, "_worker_number", lambda: worker)
+    modules = [(f"m{i}.py", str(i)) for i in range(8)]
+    order = projectwide._own_order(modules, shared=True)
+    assert sorted(order) == sorted(modules)
+    assert projectwide._own_order(modules, shared=False) == modules  # one process: the walk's order
+    expected_first = {1: "m0.py", 2: "m7.py", 3: "m4.py", 4: "m3.py", 5: "m2.py"}[worker]
+    assert order[0][0] == expected_first
+
+
+@pytest.mark.parametrize("worker", [0, 1, 2, 3])
+def test_the_findings_do_not_depend_on_which_worker_assembles_the_registry(project, monkeypatch, worker):
+    """The order a worker goes through the modules in changes no finding."""
+    from keydrift import projectwide
+
+    monkeypatch.setattr(projectwide, "_worker_number", lambda: worker)
+    _write(project, {"club/models.py": MODELS, "club/reset.py": RESET, "club/store.py": STORE,
+                     "club/handlers.py": HANDLER, "club/servlets.py": SERVLET, "club/plain.py": "X = 1\n"})
+    (project / "pyproject.toml").write_text("[tool.keydrift]\n")
+    found = []
+    for name in ("reset.py", "servlets.py", "handlers.py"):
+        text = (project / "club" / name).read_text()
+        checker = KeydriftChecker(ast.parse(text), f"./club/{name}", text.splitlines(keepends=True))
+        found += [(name, line, message.split()[0]) for line, _, message, _ in checker.run()]
+    assert found == [("reset.py", 5, "KD108"), ("servlets.py", 5, "KD108")]
+
+
 def test_module_facts_round_trip_through_json(project):
     _write(project, {"club/models.py": MODELS, "club/reset.py": RESET})
     index = project_index(Config(root=str(project), cache=False), use_cache=False)

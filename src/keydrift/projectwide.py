@@ -276,7 +276,7 @@ def _keys_of_modules(project: object, state: Dict[str, str], config: Config, che
     shared = _SharedContributions(project.cache, config, methods) if directory is not None else None  # type: ignore[attr-defined]
     keys_of: Dict[str, object] = {}
     claimed_elsewhere = []
-    for path, file_hash in state.items():
+    for path, file_hash in _own_order(list(state.items()), directory is not None):
         kept = _offered(offered.get(path), file_hash) or _still_valid(stored.get(path), file_hash, methods, path, config) \
             or (shared.made(path, file_hash) if shared else None)
         if kept is not None:
@@ -293,6 +293,43 @@ def _keys_of_modules(project: object, state: Dict[str, str], config: Config, che
         kept = shared.made(path, state[path]) if shared else None
         contributions[path], keys_of[path] = kept or _contribution(project, path, state[path], config, methods)
     return keys_of
+
+
+def _own_order(modules: List[Tuple[str, str]], shared: bool) -> List[Tuple[str, str]]:
+    """The modules in the order this process asks about them. Processes assembling the same
+    registry at the same time (``shared``: flake8's workers, which all start it on their first
+    file) go through the list in opposite directions, from spread-out places (``_start_of``):
+    in one order they built the exports of the same imported modules in the same second,
+    before either had stored them, and a faster one catching up with a slower one walked on
+    beside it (on the small corpus 47 modules, 14% of the text parsed, were analyzed by both
+    workers; 10 now). Walking towards each other they meet once. The findings do not depend on
+    the order."""
+    if not shared or not modules:
+        return modules
+    pair, backwards = divmod(max(_worker_number() - 1, 0), 2)
+    start = int(_start_of(pair) * len(modules))
+    rotated = modules[start:] + modules[:start]
+    return rotated[::-1] if backwards else rotated
+
+
+def _worker_number() -> int:
+    """This process's number among its pool's workers (1, 2, ...), 0 outside a pool."""
+    import multiprocessing
+
+    identity = getattr(multiprocessing.current_process(), "_identity", ())
+    return identity[-1] if identity and isinstance(identity[-1], int) else 0
+
+
+def _start_of(pair: int) -> float:
+    """Where in the list (0 <= start < 1) the ``pair``-th pair of workers starts: at the start,
+    then halfway, then at a quarter and three quarters (the van der Corput sequence), so any
+    number of workers start spread out."""
+    start, scale = 0.0, 0.5
+    while pair:
+        pair, bit = divmod(pair, 2)
+        start += bit * scale
+        scale /= 2
+    return start
 
 
 class _SharedContributions:
