@@ -4,6 +4,7 @@ stale, never crashes and tolerates concurrent writers."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 import shutil
 import subprocess
 import sys
@@ -427,3 +428,66 @@ def test_a_cache_folder_deleted_while_a_process_runs_is_made_again(tmp_path: Pat
     assert cache.directory is not None
     names = sorted(p.name for p in (tmp_path / CACHE_DIRECTORY).iterdir())
     assert names == [".gitignore", "three.json"]
+
+
+def _two_checkouts(root: Path) -> None:
+    """Two applications side by side under one project root, as a folder of checkouts without
+    packaging markers: ``one/app`` and ``two/app``, each the bug of ``REPO``."""
+    write_project(root, {f"{checkout}/{name}": text for checkout in ("one", "two") for name, text in REPO.items()})
+
+
+def _check_at(root: Path, name: str, cache: bool = True) -> List[str]:
+    path = root / name
+    config = replace(load_config(str(path)), cache=cache)
+    return [f"{f.code}:{f.line}" for f in check_source(path.read_bytes(), str(path), config)]
+
+
+def _held_modules(root: Path, cache: bool = True) -> List[str]:
+    import keydrift.analysis.project as project_module
+
+    index = project_module.project_index(load_config(str(root / "pyproject.toml")), use_cache=cache)
+    return sorted(os.path.relpath(path, root) for path in index.modules)
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_a_large_index_lets_go_of_the_modules_of_the_directory_it_leaves(tmp_path: Path, monkeypatch, cache) -> None:
+    """A run over several projects under one root goes one top-level directory after the other:
+    on the way into the next, an index holding more exports than the limit forgets those it
+    made (the findings are the same, the modules are made again if asked for)."""
+    import keydrift.analysis.project as project_module
+
+    forget_indexes()
+    clear_cache()
+    _two_checkouts(tmp_path)
+    monkeypatch.setattr(project_module, "_MODULES_KEPT_ACROSS_DIRECTORIES", 2)
+    timing.reset()
+    assert _check_at(tmp_path, "one/app/tasks.py", cache) == ["KD102:7"]
+    assert _held_modules(tmp_path, cache) == ["one/app/models.py", "one/app/repo.py", "one/app/tasks.py"]
+    assert _check_at(tmp_path, "two/app/tasks.py", cache) == ["KD102:7"]
+    assert _held_modules(tmp_path, cache) == ["two/app/models.py", "two/app/repo.py", "two/app/tasks.py"]
+    assert timing.counters().get("indexes let go") == 1
+    assert _check_at(tmp_path, "one/app/tasks.py", cache) == ["KD102:7"]  # made again, the same
+    forget_indexes()
+
+
+def test_an_index_keeps_its_modules_within_a_directory_and_below_the_limit(tmp_path: Path, monkeypatch) -> None:
+    """Near misses: another file of the same top-level directory, an index holding no more
+    exports than the limit, and a move while a module is being analyzed let go of nothing."""
+    import keydrift.analysis.project as project_module
+
+    forget_indexes()
+    clear_cache()
+    _two_checkouts(tmp_path)
+    timing.reset()
+    assert _check_at(tmp_path, "one/app/tasks.py") == ["KD102:7"]
+    assert _check_at(tmp_path, "two/app/tasks.py") == ["KD102:7"]  # 3 exports held: the default limit is far
+    assert len(_held_modules(tmp_path)) == 6
+    monkeypatch.setattr(project_module, "_MODULES_KEPT_ACROSS_DIRECTORIES", 2)
+    assert _check_at(tmp_path, "two/app/repo.py") == []  # the same directory as the last file
+    index = project_module.project_index(load_config(str(tmp_path / "pyproject.toml")))
+    index.building.append(("one.app.tasks", {}))
+    index.moving_to(str(tmp_path / "one" / "app" / "tasks.py"))  # a module is being analyzed
+    index.building.pop()
+    assert len(_held_modules(tmp_path)) == 6
+    assert not timing.counters().get("indexes let go")
+    forget_indexes()

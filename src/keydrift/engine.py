@@ -21,7 +21,7 @@ from keydrift.deepstack import call_with_deep_stack
 from keydrift.diskcache import EXPORT_DEPENDENCY, digest, exported_module
 from keydrift.analysis.imports import absolute_module, import_name_for
 from keydrift.analysis.gating import physical_lines
-from keydrift.analysis.project import ProjectIndex, project_index
+from keydrift.analysis.project import ProjectIndex, moving_to, project_index
 from keydrift.analysis.tree import source_lines
 from keydrift.config import called_name, import_root
 from keydrift.analysis.positions import resolve_positions
@@ -51,6 +51,7 @@ def check_source(source: Union[str, bytes], path: str, config: Optional[Config] 
     count("files")
     count("lines", lines)
     try:
+        moving_to(_absolute_path(path, config), config)
         # the prefilter may summarize the modules the file imports: a failure there is the analysis's
         with stage("prefilter"):
             has_database = _checked_relevance(text, path, config)

@@ -282,6 +282,7 @@ def _keys_of_modules(project: object, state: Dict[str, str], config: Config, che
         if kept is not None:
             contributions[path], keys_of[path] = kept
             continue
+        project.moving_to(path)  # type: ignore[attr-defined]
         with _claimed(directory, path, project) as held:
             if held:
                 contributions[path], keys_of[path] = _contribution(project, path, file_hash, config, methods, check)
@@ -290,6 +291,7 @@ def _keys_of_modules(project: object, state: Dict[str, str], config: Config, che
             else:
                 claimed_elsewhere.append(path)
     for path in claimed_elsewhere:
+        project.moving_to(path)  # type: ignore[attr-defined]
         kept = shared.made(path, state[path]) if shared else None
         contributions[path], keys_of[path] = kept or _contribution(project, path, state[path], config, methods)
     return keys_of
