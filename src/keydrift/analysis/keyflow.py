@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import weakref
 from contextlib import contextmanager, nullcontext
 from copy import deepcopy
 from dataclasses import dataclass, field, replace
@@ -246,7 +247,9 @@ class FunctionWalker(Context):
         self.module = module
         self.function = function
         self.config = config
-        self.analysis = analysis  # the ModuleAnalysis that resolves calls to summaries
+        # the ModuleAnalysis that resolves calls to summaries; it holds its walkers, so this is a
+        # weak reference: an analysis let go is freed at once, not by a full collection
+        self._analysis = None if analysis is None else weakref.ref(analysis)
         self.class_name = ""
         self.returns: List[Value] = []
         self.returned_rows: List[Optional[RowSource]] = []  # what each return hands back, as rows
@@ -270,6 +273,10 @@ class FunctionWalker(Context):
         self.extra_mismatches: List[Mismatch] = []
         self.if_ids = itertools.count(1)
         self.bypass_writes: List[KeyAccess] = []  # keys save() derives, not derived by bulk writes
+
+    @property
+    def analysis(self) -> object:
+        return None if self._analysis is None else self._analysis()
 
     # -- Context --------------------------------------------------------------------------
 

@@ -154,7 +154,7 @@ class ModuleAnalysis:
         for an importer (walking in this order, as a check would), and the module's own check
         takes them over."""
         if self._facts is None:
-            facts = ModuleFacts(self.module, self.path, self.config, self.info, analysis=self)
+            facts = ModuleFacts(self.module, self.path, self.config, self.info)  # kept without this analysis (no cycle)
             for name in ["<module>", *self.units]:
                 walker = self.walker(name)
                 facts.accesses.extend(walker.accesses)
@@ -162,7 +162,7 @@ class ModuleAnalysis:
                 facts.mismatches.extend(pairing.mismatches(walker.accesses + walker.underived_keys(), walker.row_reads, scope))
                 facts.mismatches.extend(walker.extra_mismatches)
             self._facts = facts
-        return self._facts if not path or path == self._facts.path else replace(self._facts, path=path)
+        return replace(self._facts, path=path or self._facts.path, analysis=self)
 
     # -- models defined elsewhere -----------------------------------------------------------
 
