@@ -493,6 +493,34 @@ def test_an_index_keeps_its_modules_within_a_directory_and_below_the_limit(tmp_p
     forget_indexes()
 
 
+def test_a_cache_entry_is_written_in_pieces_of_one_member_each(tmp_path: Path, monkeypatch) -> None:
+    """The registry's stored contributions are one entry per project, tens of megabytes of JSON
+    on a large one: it is written a member of a member at a time, never as one text, and reads
+    back as it was (the text is the one ``json.dumps`` makes)."""
+    import json
+    from keydrift import diskcache
+
+    modules = {f"/project/app/module{number}.py": {"digest": str(number), "deps": {"a.py": "x" * 50}}
+               for number in range(200)}
+    entry = {"modules": modules, "state": ["kept", 1], "empty": {}}
+    pieces = list(diskcache.json_pieces(entry))
+    assert "".join(pieces) == json.dumps(entry)
+    assert max(map(len, pieces)) < len(json.dumps(next(iter(modules.items())))) + 10
+    written: List[int] = []
+    real_write = diskcache.DiskCache._write_atomically
+
+    def write(self, path, pieces):  # the pieces as they reach the file
+        chunks = [pieces] if isinstance(pieces, str) else list(pieces)
+        written.append(max(map(len, chunks)))
+        return real_write(self, path, chunks)
+
+    monkeypatch.setattr(diskcache.DiskCache, "_write_atomically", write)
+    cache = diskcache.DiskCache(str(tmp_path / CACHE_DIRECTORY))
+    cache.store("m-entry", entry)
+    assert written[-1] < 200
+    assert cache.load("m-entry")["modules"] == modules
+
+
 def test_an_analysis_let_go_is_freed_without_the_cycle_collector() -> None:
     """An analysis holds its walkers and its facts, which name it back only weakly (the facts
     handed out hold it): one let go (a check done, a kept analysis dropped) is freed by reference

@@ -13,7 +13,7 @@ import os
 import stat
 import sys
 from contextlib import contextmanager
-from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Tuple, TypeVar
+from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Tuple, TypeVar
 
 from keydrift import __version__
 
@@ -238,6 +238,23 @@ def _code_content_digest() -> str:
 _TEMPORARY_NUMBERS = itertools.count()
 
 
+def json_pieces(data: dict) -> Iterator[str]:
+    """``json.dumps(data)`` in pieces, each member of a mapping member its own (the text is the
+    same): the registry's stored contributions are one entry of tens of megabytes on a large
+    project, and its text made whole, then encoded, took a process 100 MiB above its peak."""
+    yield "{"
+    for number, (key, value) in enumerate(data.items()):
+        yield f"{', ' if number else ''}{json.dumps(key)}: "
+        if isinstance(value, dict):
+            yield "{"
+            for inner, (name, item) in enumerate(value.items()):
+                yield f"{', ' if inner else ''}{json.dumps(name)}: {json.dumps(item)}"
+            yield "}"
+        else:
+            yield json.dumps(value)
+    yield "}"
+
+
 class DiskCache:
     """JSON entries by key; every failure (read-only tree, corrupt entry) is a cache miss."""
 
@@ -266,10 +283,10 @@ class DiskCache:
             if not self.prepared:  # once per process, and again if the folder was deleted meanwhile
                 self._prepare()
             try:
-                self._write_atomically(os.path.join(self.directory, key + ".json"), json.dumps(data))
+                self._write_atomically(os.path.join(self.directory, key + ".json"), json_pieces(data))
             except FileNotFoundError:
                 self._prepare()
-                self._write_atomically(os.path.join(self.directory, key + ".json"), json.dumps(data))
+                self._write_atomically(os.path.join(self.directory, key + ".json"), json_pieces(data))
         except OSError:
             self.directory = None  # read-only or full: stop trying for this run
 
@@ -278,14 +295,15 @@ class DiskCache:
         os.makedirs(self.directory, exist_ok=True)  # type: ignore[arg-type]
         ignore = os.path.join(self.directory, ".gitignore")  # type: ignore[arg-type]
         if not os.path.exists(ignore):
-            self._write_atomically(ignore, "*\n")
+            self._write_atomically(ignore, ["*\n"])
         self.prepared = True
 
-    def _write_atomically(self, path: str, text: str) -> None:
+    def _write_atomically(self, path: str, pieces: Iterable[str]) -> None:
         handle, temporary = self._temporary_file()
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(text)
+                for piece in pieces:
+                    out.write(piece)
             os.replace(temporary, path)
         except BaseException:
             try:
