@@ -385,3 +385,17 @@ def test_stdin_name_drives_output_and_config(project, capsys, monkeypatch):
     assert check(capsys, "-", "--stdin-filename", "sub/tests/t.py")[:2] == (0, "")
     stdin_with(monkeypatch, BROKEN.encode())
     assert check(capsys, "-", "--stdin-filename", "sub/app.py")[1].startswith("sub/app.py:1:1: KD900")
+
+
+@pytest.mark.parametrize("count, jobs", [(1100, 2), (9432, 2), (17, 2), (300, 4), (16, 3)])
+def test_parallel_chunks_keep_neighbours_together_and_shrink_toward_the_end(count, jobs):
+    """Every file once, in order; the first chunks as large as a quarter of a worker's share,
+    the later ones never larger than the one before, the last ones small, so no worker is left
+    checking a large chunk alone at the end."""
+    files = [f"f{number}.py" for number in range(count)]
+    chunks = cli._chunks(files, jobs)
+    assert [path for chunk in chunks for path in chunk] == files
+    sizes = [len(chunk) for chunk in chunks]
+    assert sizes[0] == max(cli._SMALLEST_CHUNK, count // (jobs * 4))
+    assert all(later <= earlier for earlier, later in zip(sizes, sizes[1:]))
+    assert all(size <= cli._SMALLEST_CHUNK for size in sizes[-jobs:])
