@@ -123,10 +123,7 @@ class ProjectIndex:
         methods = method_index(self.root, self.module_name_of, self.cache).database
         if methods is not self.gated_by:
             if self.gated_by is not None and methods != self.gated_by:
-                self.trees.clear()
-                self.analyses.clear()
-                self.open_exports.clear()
-                self.tree_lines = self.analysis_lines = self.open_lines = 0
+                self._let_go_of_trees()
             self.gated_by = methods
         return methods
 
@@ -170,11 +167,17 @@ class ProjectIndex:
         """Forget every module's export, import lookup, kept tree and analysis: each is made
         again, the same, if asked for (the stored ones read back with a disk cache). The method
         index stays: it is the whole project's."""
-        for memo in (self.modules, self.paths, self.lookups, self.near_paths, self.roots, self.names, self.trees,
-                     self.analyses, self.open_exports, self.fingerprints, self.unchanged, self.looked_in):
+        for memo in (self.modules, self.paths, self.lookups, self.near_paths, self.listed, self.roots, self.names,
+                     self.fingerprints, self.unchanged, self.looked_in):
             memo.clear()
-        self.tree_lines = self.analysis_lines = self.open_lines = 0
+        self._let_go_of_trees()
         count("indexes let go")
+
+    def _let_go_of_trees(self) -> None:
+        """Forget the kept trees, the analyses kept for their modules' own checks and the open ones."""
+        for kept in (self.trees, self.analyses, self.open_exports):
+            kept.clear()
+        self.tree_lines = self.analysis_lines = self.open_lines = 0
 
     def summary(self, module_name: str, qualified: str, near: str = "") -> Optional[FunctionSummary]:
         return self.module_summaries(module_name, near).get(qualified)
