@@ -596,9 +596,7 @@ def run_fix_modes(files: Sequence[str], missing: Sequence[str], config: Config, 
         # the whole run's check first, in parallel (it fills the results cache): only files with
         # findings are fixed, each re-read and re-checked (a cache hit when it did not change)
         found = check_files(files, config, args)
-        for finding in found:
-            if finding.code in registry_codes:
-                registry.setdefault(finding.path, []).append(finding)
+        registry = _by_path([finding for finding in found if finding.code in registry_codes])
         files = [path for path in files if path in {f.path for f in found}]
     report = run_fixes(files, lambda path: _fix_input(path, config, args),
                        lambda data, path, file_config: _fix_check(data, path, file_config, registry),

@@ -407,7 +407,7 @@ def _still_current(root: str, index: MethodIndex) -> Optional[MethodIndex]:
     if look is None:
         return index
     index.look = look
-    if _state_of((path, _regular_file_digest(path)) for path in _python_files(root)) == index.state:
+    if _files_state(root) == index.state:
         return index
     forget_root(root)
     _HOLDS.clear()
@@ -501,8 +501,13 @@ def project_state(root: str) -> str:
     if index is not None:
         return index.state
     if root not in _STATES:
-        _STATES[root] = _state_of((path, _regular_file_digest(path)) for path in _python_files(root))
+        _STATES[root] = _files_state(root)
     return _STATES[root]
+
+
+def _files_state(root: str) -> str:
+    """The state of the project's Python files as they are now (``_state_of``)."""
+    return _state_of((path, _regular_file_digest(path)) for path in _python_files(root))
 
 
 def _state_of(files: Iterable[Tuple[str, Optional[str]]]) -> str:
