@@ -9,7 +9,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Dict
+from typing import Dict, List, Tuple
 
 import pytest
 
@@ -130,6 +130,141 @@ def test_a_stored_export_that_used_the_answer_is_built_again(project: Path) -> N
     cold = check(project, "--no-cache")
     assert VIEW_FINDING not in cold
     assert check(project) == cold
+
+
+CHECKED_PROBE = """
+import sys
+from keydrift import engine
+from keydrift.cli import main
+
+checked = []
+real = engine.check_source
+engine.check_source = lambda source, path, *a, **k: checked.append(path) or real(source, path, *a, **k)
+main(["check", "-q", "--exit-zero", "."])
+print("checked", *sorted(checked))
+"""
+
+
+def checked_again(root: Path) -> Tuple[str, List[str]]:
+    """A cached run's report, and the files whose results it did not take from the cache."""
+    proc = subprocess.run([sys.executable, "-c", CHECKED_PROBE], cwd=root, capture_output=True, text=True,
+                          timeout=300)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    report, _, checked = proc.stdout.rpartition("checked")
+    return report, checked.split()
+
+
+STORE = FILES["app/store.py"]
+# edits of the one file defining the method the handler and service.py call: each changes what
+# the index answers for it, so every result that asked must be made again
+ANSWER_CHANGES = {
+    "renamed": STORE.replace("def add_threepid(", "def add_threepid_now("),
+    "removed": STORE.replace("def add_threepid(self, address):", "def other(self, address):"),
+    "made a function": STORE.replace("class DataStore:\n            def add_threepid(self, address):",
+                                     "def add_threepid(address):\n            if True:"),
+    "defined twice": STORE + SECOND_DEFINITION.replace("class Mirror", "        class Mirror").replace(
+        "\n    ", "\n            "),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(ANSWER_CHANGES))
+def test_an_edit_of_the_defining_file_that_changes_the_answer_checks_the_callers_again(
+        project: Path, edit: str) -> None:
+    """Only store.py changes; handlers.py's result and views.py's (through service.py's export)
+    asked the index about ``add_threepid``: a cached run after the edit reports what a cold run
+    does, and after the edit is undone, what the first one did."""
+    first = check(project)
+    assert HANDLER_FINDING in first and VIEW_FINDING in first
+    write(project, {"app/store.py": ANSWER_CHANGES[edit]})
+    cold = check(project, "--no-cache")
+    assert HANDLER_FINDING not in cold and VIEW_FINDING not in cold
+    report, checked = checked_again(project)
+    assert report == cold
+    assert {"app/handlers.py", "app/views.py"} <= set(checked)
+    write(project, {"app/store.py": STORE})
+    assert checked_again(project)[0] == first
+
+
+def test_an_edit_that_makes_the_answer_checks_the_callers_again(project: Path) -> None:
+    """The other way round: no class defines ``add_threepid`` until store.py is edited."""
+    write(project, {"app/store.py": ANSWER_CHANGES["renamed"]})
+    first = check(project)
+    assert HANDLER_FINDING not in first and VIEW_FINDING not in first
+    write(project, {"app/store.py": STORE})
+    report, checked = checked_again(project)
+    assert report == check(project, "--no-cache") and HANDLER_FINDING in report and VIEW_FINDING in report
+    assert {"app/handlers.py", "app/views.py"} <= set(checked)
+
+
+def test_a_caller_that_stops_calling_the_method_is_checked_as_it_is_now(project: Path) -> None:
+    """The names recorded are those of the text analyzed: handlers.py edited to call another
+    method is checked again by its own digest, and service.py, edited the same way, makes
+    views.py read another export."""
+    check(project)
+    for name in ("app/handlers.py", "app/service.py"):
+        write(project, {name: FILES[name].replace("add_threepid(address)", "add_threepids(address)")})
+    cold = check(project, "--no-cache")
+    assert HANDLER_FINDING not in cold and VIEW_FINDING not in cold
+    report, checked = checked_again(project)
+    assert report == cold
+    assert {"app/handlers.py", "app/views.py", "app/service.py"} <= set(checked)
+
+
+# edits of another file with database vocabulary, which no caller imports, after which the
+# index answers the same for every name asked (its files and what it is made from may change):
+# the callers' results stand, and that file alone is checked again
+OTHER = """
+    from app.models import Threepid
+
+    class Audit:
+        def count_threepids(self):
+            return Threepid.objects.count()
+"""
+SAME_ANSWERS = {
+    "a comment": OTHER + "    # add_threepid\n",
+    "another body": OTHER.replace(".count()", ".all().count()"),
+    "a method of another name": OTHER + """
+        def add_threepids(self, address):
+            return address
+    """,
+    "a one-token method of that name": OTHER + """
+        def get(self, address):
+            return address
+    """,
+    "a function of that name": OTHER + """
+    def add_threepid(address):
+        return address
+    """,
+    "a method of that name in a nested class's function": OTHER + """
+        def audit(self):
+            def add_threepid(address):
+                return address
+            return add_threepid
+    """,
+}
+
+
+@pytest.mark.parametrize("edit", sorted(SAME_ANSWERS))
+def test_an_edit_that_leaves_every_answer_the_same_checks_only_the_edited_file(project: Path, edit: str) -> None:
+    write(project, {"app/other.py": OTHER})
+    first = check(project)
+    assert HANDLER_FINDING in first and VIEW_FINDING in first
+    write(project, {"app/other.py": SAME_ANSWERS[edit]})
+    report, checked = checked_again(project)
+    assert report == check(project, "--no-cache") == first
+    assert checked == ["app/other.py"]
+    assert checked_again(project) == (first, [])
+
+
+def test_a_damaged_methods_dependency_never_holds(project: Path) -> None:
+    """A value without the names asked (an entry of an older format, or damaged) is a miss."""
+    from keydrift.analysis.receivers import answers_hold, forget
+
+    forget()
+    dependency = methods_dependency(str(project), str(project / "app" / "handlers.py"))
+    assert not answers_hold(dependency, "")
+    assert not answers_hold(dependency, "state/facts/answers/")
+    assert not answers_hold(dependency, "state/answers")
 
 
 def test_the_answers_are_recorded_for_the_names_a_module_calls() -> None:

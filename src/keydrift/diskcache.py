@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Opt
 from keydrift import __version__
 
 CACHE_DIRECTORY = ".keydrift_cache"
-CACHE_FORMAT = 5
+CACHE_FORMAT = 6  # 6: a methods dependency's value names the methods asked
 
 
 def digest(data: bytes) -> str:
@@ -42,11 +42,11 @@ def exported_module(dependency: str) -> Tuple[str, str]:
 
 
 # A dependency on the project's method index ("methods:<root>\n<module file>" -> the project's
-# files as the index read them and a digest of what it answers for the methods the module's
-# text calls; no file: the user model): a call ``x.add_threepid()`` whose receiver nothing
-# types resolves to the project's only class defining the method, an answer any other file can
-# change (``receivers.answers_hold``). The names are read again from the file only when the
-# project's files changed, so an entry does not carry them.
+# files as the index read them, a digest of what it answers for the methods the module's text
+# calls, and those names; no file: the user model): a call ``x.add_threepid()`` whose receiver
+# nothing types resolves to the project's only class defining the method, an answer any other
+# file can change (``receivers.answers_hold``). The entry carries the names, so a run after an
+# edit asks the index about them without reading every module that asked again.
 METHODS_DEPENDENCY = "methods:"
 
 
@@ -91,8 +91,9 @@ def current_look() -> Optional[object]:
 _Seen = TypeVar("_Seen")
 
 
-def _looked_once(key: str, look: Callable[[str], _Seen], target: str) -> _Seen:
-    """``look(target)``, asked once per ``key`` inside ``one_look`` (every time outside it)."""
+def looked_once(key: str, look: Callable[[str], _Seen], target: str) -> _Seen:
+    """``look(target)``, asked once per ``key`` inside ``one_look`` (every time outside it);
+    keys of this module: a file's path, "ls:" + a directory."""
     if _LOOKED is None:
         return look(target)
     if key not in _LOOKED:
@@ -102,7 +103,7 @@ def _looked_once(key: str, look: Callable[[str], _Seen], target: str) -> _Seen:
 
 def file_digest(path: str) -> Optional[str]:
     """The digest of a file's bytes (remembered while its mtime and size stay), None if unreadable."""
-    return _looked_once(path, _file_digest_now, path)
+    return looked_once(path, _file_digest_now, path)
 
 
 def _file_digest_now(path: str) -> Optional[str]:
@@ -119,11 +120,15 @@ def _file_digest_now(path: str) -> Optional[str]:
 
 def remember_digest(path: str, status: os.stat_result, data: bytes) -> str:
     """The digest of ``data``, read from ``path`` after ``os.stat`` gave ``status``; kept for
-    ``file_digest`` of the path (normalized, absolute), so that a file read once is not read again."""
-    stamp = (os.path.normpath(os.path.abspath(path)), status.st_mtime_ns, status.st_size)
+    ``file_digest`` of the path (normalized, absolute), so that a file read once is not read
+    again, and inside ``one_look`` taken as the look at the file (no ``stat`` either)."""
+    absolute = os.path.normpath(os.path.abspath(path))
+    stamp = (absolute, status.st_mtime_ns, status.st_size)
     found = _FILE_DIGESTS.get(stamp)  # hashed already (the method index reads every file)
     if found is None:
         found = _FILE_DIGESTS[stamp] = digest(data)
+    if _LOOKED is not None:
+        _LOOKED.setdefault(absolute, found)
     return found
 
 
@@ -150,7 +155,7 @@ def importable_names(directory: str) -> Tuple[bool, Optional[FrozenSet[str]]]:
 
 
 def _listing(directory: str) -> Listing:
-    return _looked_once("ls:" + directory, _listing_now, directory)
+    return looked_once("ls:" + directory, _listing_now, directory)
 
 
 def _listing_now(directory: str) -> Listing:

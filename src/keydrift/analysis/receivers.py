@@ -25,7 +25,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping,
 from keydrift.analysis.helpernames import name_tokens
 from keydrift.analysis.imports import import_name_for
 from keydrift.diskcache import (
-    CACHE_DIRECTORY, DiskCache, code_fingerprint, current_look, digest, file_digest, methods_asked,
+    CACHE_DIRECTORY, DiskCache, code_fingerprint, current_look, digest, file_digest, looked_once, methods_asked,
 )
 from keydrift.analysis.tree import (
     FUNCTION_TYPES, FunctionNode, concatenated_literals, parameters, segment, string_literal,
@@ -277,6 +277,8 @@ class MethodIndex:
         self._database: Optional[FrozenSet[str]] = None
         self._answers: Dict[str, str] = {}
         self.state = ""  # the project's files as read (``project_state``)
+        # what every answer is made from: the files' paths and what each gives the index
+        self.facts = ""
         self.look: Optional[object] = None  # the look they were last found the same in
 
     @property
@@ -457,9 +459,14 @@ def method_answers(index: MethodIndex, names: Iterable[str]) -> str:
 
 
 def recorded_answers(index: MethodIndex, names: Iterable[str]) -> str:
-    """The value of a methods dependency: the project's files as the index read them, and
-    ``method_answers`` (a later run that finds the files the same need not ask the index)."""
-    return f"{index.state}/{method_answers(index, names)}"
+    """The value of a methods dependency: the project's files as the index read them (a later
+    run that finds them the same need not build the index), what the index was made from (one
+    that finds that the same, after an edit that defines no method, need not ask it anything),
+    ``method_answers`` and the names asked, space-separated (one that finds the index changed
+    asks it about them without reading the module again: they are its text's as analyzed, an
+    editor's buffer included; were the module edited since, its own digest decides)."""
+    asked = sorted(names)
+    return f"{index.state}/{index.facts}/{method_answers(index, asked)}/{' '.join(asked)}"
 
 
 # (methods dependency, value recorded) -> whether it holds: the index is built once per process
@@ -468,22 +475,15 @@ _HOLDS: Dict[Tuple[str, str], bool] = {}
 
 def answers_hold(dependency: str, recorded: str) -> bool:
     """Whether the index answers now what a methods dependency recorded: the project's files
-    are the same, or the answers for its names are."""
+    are the same, or the answers for the names it asked are (``recorded_answers``)."""
     key = (dependency, recorded)
     if key not in _HOLDS:
-        root, path = methods_asked(dependency)
-        state, _, answers = recorded.partition("/")
-        _HOLDS[key] = state == project_state(root) or method_answers(_index_of(root), _asked_names(path)) == answers
+        root, _ = methods_asked(dependency)
+        state, facts, answers, names = (recorded.split("/", 3) + ["", "", ""])[:4]
+        # every value records at least one name: one without is damaged (never holds)
+        _HOLDS[key] = bool(names) and (state == project_state(root) or facts == _index_of(root).facts
+                                       or method_answers(_index_of(root), names.split(" ")) == answers)
     return _HOLDS[key]
-
-
-def _asked_names(path: str) -> FrozenSet[str]:
-    """The names a methods dependency asked about: the methods the module's text calls (as it
-    is now: were it edited, its own digest decides), the user model for no module."""
-    if not path:
-        return frozenset({USER_MODEL_ANSWER})
-    text = _read_regular_file(path)
-    return called_method_names(text) if text is not None else frozenset()
 
 
 def _index_of(root: str) -> MethodIndex:
@@ -507,7 +507,14 @@ def project_state(root: str) -> str:
 
 def _files_state(root: str) -> str:
     """The state of the project's Python files as they are now (``_state_of``)."""
-    return _state_of((path, _regular_file_digest(path)) for path in _python_files(root))
+    return _state_of(_python_file_digests(root))
+
+
+def _python_file_digests(root: str) -> List[Tuple[str, Optional[str]]]:
+    """Each of the project's Python files and its digest (None: not a regular file), looked at
+    once per look: the project's state and the index it is compared with see the same files."""
+    return looked_once("py:" + root, lambda top: [(path, _regular_file_digest(path)) for path in _python_files(top)],
+                       root)
 
 
 def _state_of(files: Iterable[Tuple[str, Optional[str]]]) -> str:
@@ -546,13 +553,13 @@ def _index(root: str, module_of: Callable[[str], str], cache: DiskCache) -> Meth
     stored = _stored_file_methods(cache.load(key))
     kept: Dict[str, list] = {}
     index = MethodIndex(module_of)
-    contents: List[Tuple[str, Optional[str]]] = []
-    for path in _python_files(root):
-        content = _regular_file_digest(path)
-        contents.append((path, content))
+    contents = _python_file_digests(root)
+    facts: List[str] = []
+    for path, content in contents:
         found = _file_methods(path, content, stored, kept)
         if found is None:
             continue
+        facts.append(f"{path}\0{' '.join(found.methods)}\0{' '.join(found.database)}\0{found.user_model}")
         for qualified in found.methods:
             index.defined.setdefault(qualified.rsplit(".", 1)[-1], []).append((path, qualified))
         for name in found.database:
@@ -560,6 +567,7 @@ def _index(root: str, module_of: Callable[[str], str], cache: DiskCache) -> Meth
         if found.user_model:
             index.settings.append((path, found.user_model))
     index.state = _state_of(contents)
+    index.facts = digest("\n".join(facts).encode("utf-8", "surrogatepass"))
     if kept != stored:
         cache.store(key, {"files": kept})
     return index
