@@ -107,6 +107,61 @@ def test_the_stored_method_index_reads_again_only_the_files_that_changed(tmp_pat
     receivers.forget()
 
 
+def test_the_stored_method_index_keeps_the_database_fingerprint_for_what_it_was_made_from(tmp_path, monkeypatch):
+    """The fingerprint of the database methods' owners is stored with the index and used while
+    the files' methods are the same (an edit that defines no method); the index is written
+    again only once several files' records are new, and until then a process reads the edited
+    files again."""
+    import json
+
+    from keydrift.diskcache import DiskCache
+
+    project = tmp_path / "project"
+    (project / "app").mkdir(parents=True)
+    (project / "app" / "store.py").write_text(
+        "class Store:\n    def add_user(self, email):\n        self.db.execute('INSERT', (email,))\n")
+    helpers = [project / "app" / f"helper_{n}.py" for n in range(9)]
+    for helper in helpers:
+        helper.write_text("def helper():\n    return 1\n")
+    cache = DiskCache(str(tmp_path / "cache"))
+    read = []
+    real = receivers._FileMethods.of
+    monkeypatch.setattr(receivers._FileMethods, "of", staticmethod(lambda text: read.append(text) or real(text)))
+
+    def build(with_cache=True):
+        receivers.forget()  # as a new process would
+        read.clear()
+        return receivers.method_index(str(project), lambda path: os.path.relpath(path, project)[:-3].replace(os.sep, "."),
+                                      cache if with_cache else None)
+
+    fresh = build().database_fingerprint()
+    (entry,) = (tmp_path / "cache").glob("methods-*.json")
+    stored = json.loads(entry.read_text())
+    assert stored["database"] == fresh
+    entry.write_text(json.dumps({**stored, "database": "kept"}))
+    assert build().database_fingerprint() == "kept" and read == []
+    helpers[0].write_text("def helper():\n    return 1\n# add_user\n")
+    written = entry.read_text()
+    assert build().database_fingerprint() == "kept" and len(read) == 1  # no method defined or removed
+    assert entry.read_text() == written  # one new record: not written again
+    assert build().facts == build(with_cache=False).facts and len(read) == 10
+    build()
+    assert len(read) == 1  # the edited file, again
+    (project / "app" / "store.py").write_text(
+        "class Store:\n    def add_user(self, email):\n        self.db.execute('INSERT', (email,))\n"
+        "    def remove_user(self, email):\n        self.db.execute('DELETE', (email,))\n")
+    changed = build().database_fingerprint()
+    assert changed not in ("kept", fresh) and changed == build(with_cache=False).database_fingerprint()
+    assert build().database_fingerprint() == changed and len(read) == 0  # stored with the fingerprint
+    for helper in helpers[1:]:
+        helper.write_text("def helper():\n    return 2\n")
+    build()
+    assert len(read) == 8
+    build()
+    assert read == []  # eight new records: written again
+    receivers.forget()
+
+
 def test_mentioned_counts_calls_references_and_strings_but_not_definitions(tmp_path):
     (tmp_path / "app").mkdir()
     (tmp_path / "app" / "pool.py").write_text(

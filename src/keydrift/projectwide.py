@@ -406,8 +406,7 @@ class _MethodsFingerprint:
             from keydrift.analysis.receivers import method_index
 
             index = method_index(self.project.root, self.project.module_name_of, self.project.cache)  # type: ignore[attr-defined]
-            owned = sorted((name, tuple(index.owners[name][0])) for name in index.database)
-            self.value = digest(repr(owned).encode("utf-8", "surrogatepass"))
+            self.value = index.database_fingerprint()
         return self.value
 
 

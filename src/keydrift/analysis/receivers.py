@@ -279,6 +279,8 @@ class MethodIndex:
         self.state = ""  # the project's files as read (``project_state``)
         # what every answer is made from: the files' paths and what each gives the index
         self.facts = ""
+        self._database_fingerprint: Optional[str] = None
+        self._keep: Callable[[Dict[str, str]], None] = lambda made: None  # stores the index with ``made``
         self.look: Optional[object] = None  # the look they were last found the same in
 
     @property
@@ -327,6 +329,17 @@ class MethodIndex:
         if self._database is None:
             self._database = frozenset(name for name in self.in_database_files if self.is_database(name))
         return self._database
+
+    def database_fingerprint(self) -> str:
+        """A digest of the database methods and the class defining each (what decides whether a
+        module without database vocabulary of its own takes part in the registry). Costly on a
+        large project (every defining file's module named), so kept with the stored index for
+        what the index is made from: an edit that defines no method finds it made."""
+        if self._database_fingerprint is None:
+            owned = sorted((name, tuple(self.owners[name][0])) for name in self.database)
+            self._database_fingerprint = digest(repr(owned).encode("utf-8", "surrogatepass"))
+            self._keep({"facts": self.facts, "database": self._database_fingerprint})
+        return self._database_fingerprint
 
     @property
     def user_model(self) -> str:
@@ -546,19 +559,27 @@ class _FileMethods(NamedTuple):
         return _FileMethods(methods, database, setting.group(1) if setting else "")
 
 
+# The stored index is written again when this many files' records were made anew (or files
+# came or went): after an edit or two a process reads the few edited files again instead.
+_RESTORE_AFTER_NEW_RECORDS = 8
+
+
 def _index(root: str, module_of: Callable[[str], str], cache: DiskCache) -> MethodIndex:
     """The index from every file's ``_FileMethods``: the stored ones of files whose content is
     the same (the index is rebuilt in every process that needs it, and it reads every file)."""
     key = "methods-" + digest(repr((os.path.abspath(root), code_fingerprint())).encode("utf-8", "surrogatepass"))
-    stored = _stored_file_methods(cache.load(key))
+    entry = cache.load(key)
+    stored = _stored_file_methods(entry)
     kept: Dict[str, list] = {}
     index = MethodIndex(module_of)
     contents = _python_file_digests(root)
     facts: List[str] = []
+    made = 0
     for path, content in contents:
         found = _file_methods(path, content, stored, kept)
         if found is None:
             continue
+        made += kept[path] is not stored.get(path)
         facts.append(f"{path}\0{' '.join(found.methods)}\0{' '.join(found.database)}\0{found.user_model}")
         for qualified in found.methods:
             index.defined.setdefault(qualified.rsplit(".", 1)[-1], []).append((path, qualified))
@@ -568,8 +589,12 @@ def _index(root: str, module_of: Callable[[str], str], cache: DiskCache) -> Meth
             index.settings.append((path, found.user_model))
     index.state = _state_of(contents)
     index.facts = digest("\n".join(facts).encode("utf-8", "surrogatepass"))
-    if kept != stored:
-        cache.store(key, {"files": kept})
+    made_from = entry.get("facts") if entry else None
+    if made_from == index.facts and isinstance(entry.get("database"), str):  # type: ignore[union-attr]
+        index._database_fingerprint = entry["database"]  # type: ignore[index]
+    index._keep = lambda also: cache.store(key, {"files": kept, **also})
+    if made >= _RESTORE_AFTER_NEW_RECORDS or kept.keys() != stored.keys():
+        index._keep({"facts": index.facts, "database": index._database_fingerprint} if index._database_fingerprint else {})
     return index
 
 
