@@ -12,6 +12,8 @@ Each project is checked on its own (``keydrift check --no-cache --format json`` 
 project's directory), so paths are relative and the recordings of two checkouts compare. The diff
 prints, per project, the findings only one side has (code, path, line, column, message) and
 exits 1 when anything differs; ``--ignore-messages`` compares positions and codes only.
+``record --cached`` checks with the results cache on instead (``-j 2`` in a copy whose cache
+starts empty): what depends on the order in which files are checked shows there.
 """
 
 from __future__ import annotations
@@ -34,15 +36,16 @@ def _recording_name(project: str) -> str:
     return "__".join(parts[-2:]) + ".json"
 
 
-def _record_one(project: str, out: str, command: Sequence[str]) -> str:
+def _record_one(project: str, out: str, command: Sequence[str], cached: bool = False) -> str:
     target = os.path.join(out, _recording_name(project))
     with tempfile.TemporaryDirectory() as scratch:
         # a copy, so a project without its own configuration is not taken for part of an
         # enclosing one (a fixture case inside this repository)
         copy = os.path.join(scratch, os.path.basename(os.path.abspath(project)))
         shutil.copytree(project, copy, symlinks=True, ignore=shutil.ignore_patterns(".git", ".keydrift_cache"))
-        done = subprocess.run([*command, "check", "--no-cache", "--format", "json", "--exit-zero", "-q", "-j", "1",
-                               "."], cwd=copy, capture_output=True, text=True)
+        how = ["-j", "2"] if cached else ["--no-cache", "-j", "1"]
+        done = subprocess.run([*command, "check", *how, "--format", "json", "--exit-zero", "-q", "."], cwd=copy,
+                              capture_output=True, text=True)
     try:
         findings = json.loads(done.stdout)["findings"]
     except (ValueError, KeyError):
@@ -53,11 +56,11 @@ def _record_one(project: str, out: str, command: Sequence[str]) -> str:
     return target
 
 
-def record(projects: Sequence[str], out: str, command: Sequence[str], jobs: int) -> int:
+def record(projects: Sequence[str], out: str, command: Sequence[str], jobs: int, cached: bool = False) -> int:
     os.makedirs(out, exist_ok=True)
     directories = [p for p in projects if os.path.isdir(p)]
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for count, _ in enumerate(pool.map(lambda p: _record_one(p, out, command), directories), 1):
+        for count, _ in enumerate(pool.map(lambda p: _record_one(p, out, command, cached), directories), 1):
             if count % 50 == 0:
                 print(f"{count}/{len(directories)}", file=sys.stderr)
     print(f"recorded {len(directories)} projects in {out}")
@@ -99,6 +102,7 @@ def main(argv: List[str]) -> int:
     rec.add_argument("--keydrift", default=f"{sys.executable} -m keydrift",
                      help="how to run keydrift (default: this Python's keydrift)")
     rec.add_argument("-j", "--jobs", type=int, default=2)
+    rec.add_argument("--cached", action="store_true", help="check with the results cache on, -j 2")
     rec.add_argument("projects", nargs="+")
     dif = commands.add_parser("diff", help="compare two recordings")
     dif.add_argument("before")
@@ -106,7 +110,7 @@ def main(argv: List[str]) -> int:
     dif.add_argument("--ignore-messages", action="store_true")
     args = parser.parse_args(argv)
     if args.command == "record":
-        return record(args.projects, args.out, args.keydrift.split(), args.jobs)
+        return record(args.projects, args.out, args.keydrift.split(), args.jobs, args.cached)
     return diff(args.before, args.after, not args.ignore_messages)
 
 

@@ -125,3 +125,194 @@ def test_findings_do_not_depend_on_the_files_checked_before_in_the_process(tmp_p
     backward = _findings_in_order(root, list(reversed(names)))
     assert forward == backward
     assert forward["app/views.py"] == ["8:KD103"]
+
+
+# Two modules importing each other, a third importing one of them: the importer's analysis
+# builds the cycle's exports with the cycle cut short somewhere. The registry finding sits in
+# the module of the cycle that sees the other one only through the cut when the importer is
+# checked first (``flows`` calls ``store.new_tag``).
+CYCLE = {
+    "app/__init__.py": "",
+    "app/models.py": """
+        from django.db import models
+
+        class Tag(models.Model):
+            name = models.CharField(max_length=40, db_index=True)
+    """,
+    "app/store.py": """
+        from app import flows
+        from app.models import Tag
+
+        def new_tag(name):
+            return Tag.objects.create(name=name)
+
+        def add_tag(request):
+            name = request.POST["name"].strip()
+            if Tag.objects.filter(name=name).exists():
+                return None
+            flows.announce(name)
+            return new_tag(name)
+    """,
+    "app/flows.py": """
+        from app import store
+
+        def announce(name):
+            print(name)
+
+        def sync_board(request):
+            board = request.json["board"]
+            store.new_tag(board["tag"])
+    """,
+    "app/views.py": """
+        from app import store
+
+        def create_tag(request):
+            return store.add_tag(request)
+    """,
+}
+_FLOWS_RAW = ("app/flows.py", 8, "KD110")
+
+
+def _variant(**texts: str) -> Dict[str, str]:
+    return {**CYCLE, **{f"app/{name}.py": text for name, text in texts.items()}}
+
+
+_CYCLE_CASES = {
+    # the finding is in the cycle
+    "cycle": (CYCLE, [_FLOWS_RAW]),
+    # near misses: the cycle's write stores the form the other entry point stores
+    "cycle, both strip": (_variant(flows=CYCLE["app/flows.py"].replace('board["tag"]', 'board["tag"].strip()')), []),
+    # ... the importer imports the module with the finding
+    "cycle, the other importer": (_variant(views="""
+        from app import flows
+
+        def create_tag(request):
+            return flows.sync_board(request)
+    """), [_FLOWS_RAW]),
+    # ... no cycle: store no longer imports flows
+    "no cycle": (_variant(store=CYCLE["app/store.py"].replace("from app import flows", "").replace(
+        "flows.announce(name)", "print(name)")), [_FLOWS_RAW]),
+    # ... the write in the cycle is the module's own, not a call into the other module
+    "cycle, own write": (_variant(flows="""
+        from app import store
+        from app.models import Tag
+
+        def announce(name):
+            print(name)
+
+        def sync_board(request):
+            board = request.json["board"]
+            Tag.objects.create(name=board["tag"])
+    """), [("app/flows.py", 9, "KD110")]),
+}
+_REGISTRY_CODES = ("KD108", "KD109", "KD110")
+
+
+def _registry_findings(found: Sequence[dict]) -> List[tuple]:
+    return sorted((f["path"], f["line"], f["code"]) for f in found if f["code"] in _REGISTRY_CODES)
+
+
+def _cli_findings(root: Path, capsys, *args: str) -> List[tuple]:
+    import json
+
+    from keydrift.cli import main
+
+    forget_indexes()
+    forget_registry()
+    main(["check", "-q", "--exit-zero", "--format", "json", *args])
+    return _registry_findings(json.loads(capsys.readouterr().out)["findings"])
+
+
+def _plugin_findings(root: Path, order: Sequence[str]) -> List[tuple]:
+    """The flake8 plugin given the files in ``order`` in one process, with its cache."""
+    import ast
+
+    from keydrift.flake8_plugin import KeydriftChecker
+
+    forget_indexes()
+    forget_registry()
+    clear_cache()
+    found = []
+    for name in order:
+        text = (root / name).read_text()
+        for line, _, message, _ in KeydriftChecker(ast.parse(text), f"./{name}", text.splitlines(keepends=True)).run():
+            found.append({"path": name, "line": line, "code": message.split()[0]})
+    return _registry_findings(found)
+
+
+def _without_cache(root: Path) -> None:
+    import shutil
+
+    shutil.rmtree(root / ".keydrift_cache", ignore_errors=True)
+
+
+@pytest.mark.parametrize("case", list(_CYCLE_CASES))
+def test_registry_findings_do_not_depend_on_the_order_files_are_checked_in(tmp_path: Path, monkeypatch, capsys,
+                                                                            case: str) -> None:
+    """A module's registry contribution is made in a frame of its own: not the export built for
+    an importer with the import cycle cut short, whichever file was checked first, whether the
+    export was made in this process or read from the cache."""
+    files, expected = _CYCLE_CASES[case]
+    root = write_project(tmp_path, files)
+    monkeypatch.chdir(root)
+    whole = _cli_findings(root, capsys, "--no-cache", ".")
+    assert whole == expected
+    pair = ["app/views.py", "app/flows.py"]
+    for order in (pair, pair[::-1]):
+        shown = [f for f in whole if f[0] in order]
+        _without_cache(root)
+        assert _cli_findings(root, capsys, "-j", "1", *order) == shown, order
+        assert _cli_findings(root, capsys, "-j", "1", *order) == shown, order  # read back from the cache
+        _without_cache(root)
+        assert _cli_findings(root, capsys, "-j", "1", order[0]) == [f for f in whole if f[0] == order[0]], order
+        assert _cli_findings(root, capsys, "-j", "1", *order) == shown, order  # the first one's exports on disk
+        _without_cache(root)
+        assert _plugin_findings(root, order) == shown, order
+        assert _cli_findings(root, capsys, "--no-cache", "-j", "1", *order) == shown, order
+
+
+def _keys_of(export) -> list:
+    from keydrift.analysis.registry import keys_to_json
+
+    return keys_to_json(export.keys)["uses"]
+
+
+def test_an_export_stored_where_a_cycle_was_cut_short_is_not_the_modules_contribution(tmp_path: Path) -> None:
+    """A process that built ``flows`` for an importer (``views`` -> ``store`` -> ``flows``, the
+    cycle back to ``store`` cut short) stored that export; a later process reading it back
+    serves it to importers as it is, but makes the module's contribution in its own frame."""
+    from keydrift.analysis.project import project_index
+    from keydrift.types import Config
+
+    root = write_project(tmp_path, CYCLE)
+    config = Config(root=str(root))
+    flows = str(root / "app" / "flows.py")
+    forget_indexes()
+    own = _keys_of(project_index(config, use_cache=False).own_export(flows))
+    assert [use[10][:2] for use in own] == [["app/flows.py", 8]]  # its write through store.new_tag
+    forget_indexes()
+    project_index(config).export_for_file(str(root / "app" / "views.py"))
+    forget_indexes()  # another process
+    index = project_index(config)
+    assert _keys_of(index.export_for_file(flows)) != own  # as the importer's build saw it
+    assert _keys_of(index.own_export(flows)) == own
+    forget_indexes()
+    assert _keys_of(project_index(config).export_for_file(flows)) == own  # stored in place of the cut one
+
+
+def test_a_checked_modules_own_walk_replaces_the_export_its_importer_built(tmp_path: Path, monkeypatch, capsys) -> None:
+    """``flows``, built for ``views`` with the cycle cut short, is then checked: that check's
+    walk, in its own frame, becomes its export and contribution (not built a third time)."""
+    from keydrift.analysis.project import ProjectIndex
+
+    root = write_project(tmp_path, CYCLE)
+    monkeypatch.chdir(root)
+    built = []
+    build = ProjectIndex._built
+
+    def recorded(self, module_name, path, digest):
+        built.append(module_name)
+        return build(self, module_name, path, digest)
+    monkeypatch.setattr(ProjectIndex, "_built", recorded)
+    assert _cli_findings(root, capsys, "-j", "1", "app/views.py", "app/flows.py") == [_FLOWS_RAW]
+    assert built.count("app.flows") == 1

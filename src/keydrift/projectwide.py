@@ -510,7 +510,7 @@ def _module_keys(project: object, path: str, config: Config, check: Optional[Che
             return None, why.methods_consulted
         if check is not None:
             check(path)
-        return project.export_for_file(path).keys, why.methods_consulted  # type: ignore[attr-defined]
+        return project.own_export(path).keys, why.methods_consulted  # type: ignore[attr-defined]
     except (OSError, RecursionError, ValueError):
         return None, True  # asked again whenever anything it could depend on changes
 

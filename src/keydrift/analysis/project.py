@@ -99,6 +99,10 @@ class ProjectIndex:
         # ids of the dependency maps of frames in ``building`` whose analysis saw an import
         # cycle cut short (an importer still being built exports nothing yet)
         self.cut_frames: Set[int] = set()
+        # files whose export in ``modules`` was built in such a frame: it serves importers (what
+        # they see of a cycle depends on which module of it was built first), never the module's
+        # own registry contribution (``own_export``)
+        self.cut_exports: Set[str] = set()
         # export fingerprints handed out (each kept with its export, so its id stays its own)
         self.fingerprints: Dict[int, Tuple["ModuleExport", str]] = {}
         self.names: Dict[str, str] = {}  # file -> its module name
@@ -167,8 +171,8 @@ class ProjectIndex:
         """Forget every module's export, import lookup, kept tree and analysis: each is made
         again, the same, if asked for (the stored ones read back with a disk cache). The method
         index stays: it is the whole project's."""
-        for memo in (self.modules, self.paths, self.lookups, self.near_paths, self.listed, self.roots, self.names,
-                     self.fingerprints, self.unchanged, self.looked_in):
+        for memo in (self.modules, self.cut_exports, self.paths, self.lookups, self.near_paths, self.listed,
+                     self.roots, self.names, self.fingerprints, self.unchanged, self.looked_in):
             memo.clear()
         self._let_go_of_trees()
         count("indexes let go")
@@ -325,6 +329,22 @@ class ProjectIndex:
         path = os.path.normpath(os.path.abspath(path))
         return self._export_at(self.module_name_of(path), path)
 
+    def own_export(self, path: str) -> "ModuleExport":
+        """``export_for_file`` as the module's own check makes it, in a frame of its own (an
+        import cycle cut short only where it comes back to the module): its registry
+        contribution, whichever module was built first. One built for an importer where a
+        cycle was cut short above the module (its calls into the rest of the cycle then carry
+        nothing) is made again here, and replaces it, in memory and on disk."""
+        path = os.path.normpath(os.path.abspath(path))
+        export = self.export_for_file(path)
+        digest = self.file_hash(path)
+        if path not in self.cut_exports or self.building or digest is None:
+            return export
+        module_name = self.module_name_of(path)
+        deps, export = self._remember(path, self._built(module_name, path, digest))
+        self._record(deps)
+        return self._consulted(module_name, path, export)
+
     @contextmanager
     def module_frame(self, module_name: str, path: str, digest: str) -> Iterator[Dict[str, str]]:
         """Analyzing a checked module in the block: the modules it consults are recorded as its
@@ -345,7 +365,9 @@ class ProjectIndex:
         if known is not None and known[0].get(path) == digest:
             if isinstance(known[1], DemandedExport):
                 known[1].complete(analysis)
-            return
+            if path not in self.cut_exports or self.building:
+                return
+            # built for an importer with a cycle cut short: this check's own-frame walk replaces it
         if self.file_hash(path) != digest:
             return  # the text checked is not the file on disk (an editor buffer, stdin)
         try:
@@ -354,6 +376,7 @@ class ProjectIndex:
             return
         files, reads = _split(deps)
         self.modules[path] = (files, export)
+        self.cut_exports.discard(path)
         if self.cache.directory is not None:
             self.cache.store(self._export_key(digest, module_name),
                              {"module": module_name, "deps": files, "reads": reads, **export.to_json()})
@@ -379,10 +402,20 @@ class ProjectIndex:
         cycle = [index for index, (name, _) in enumerate(self.building) if name == module_name]
         if cycle:
             return self._cut(module_name, path, cycle)
-        deps, export = self._load_or_build(module_name, path, digest)
-        self.modules[path] = (deps, export)
+        deps, export = self._remember(path, self._load_or_build(module_name, path, digest))
         self._record(deps)
         return self._consulted(module_name, path, export)
+
+    def _remember(self, path: str, made: Tuple[Dict[str, str], "ModuleExport", bool]
+                  ) -> Tuple[Dict[str, str], "ModuleExport"]:
+        """Keep a module's export: its files, the export, whether it was built where a cycle was cut short."""
+        deps, export, cut = made
+        self.modules[path] = (deps, export)
+        if cut:
+            self.cut_exports.add(path)
+        else:
+            self.cut_exports.discard(path)
+        return deps, export
 
     def _cut(self, module_name: str, path: str, cycle: List[int]) -> "ModuleExport":
         """An import cycle back to a module being analyzed (its frames in ``building``): the
@@ -420,33 +453,40 @@ class ProjectIndex:
         with self.module_frame(importer_name, importer, importer_digest):
             return self.fingerprint(self._export_at(module_name, os.path.normpath(os.path.abspath(path))))
 
-    def _load_or_build(self, module_name: str, path: str, digest: str) -> Tuple[Dict[str, str], "ModuleExport"]:
+    def _load_or_build(self, module_name: str, path: str, digest: str) -> Tuple[Dict[str, str], "ModuleExport", bool]:
+        """(its files, the export, whether it was built where an import cycle was cut short)."""
         key = self._export_key(digest, module_name)
         cached = self.cache.load(key)
         found = self._stored_export(key, cached, module_name, path, digest) if cached is not None else None
-        if found is not None:
-            deps, export = found
-        else:
-            self.building.append((module_name, {path: digest}))
-            try:
-                export = self._build(module_name, path)
-            finally:
-                _, frame = self.building.pop()
-                self.cut_frames.discard(id(frame))
-            deps, reads = _split(frame)
-            if isinstance(export, DemandedExport):
-                export.deps = deps  # what its summaries are made from, as they are made
-            else:
-                self.cache.store(key, {"module": module_name, "deps": deps, "reads": reads, **export.to_json()})
+        if found is None:
+            found = self._built(module_name, path, digest)
         if self.building:
-            self.building[-1][1].update(deps)
-        return deps, export
+            self.building[-1][1].update(found[0])
+        return found
+
+    def _built(self, module_name: str, path: str, digest: str) -> Tuple[Dict[str, str], "ModuleExport", bool]:
+        """``_load_or_build`` of a module built now (and stored, with whether a cycle was cut short)."""
+        self.building.append((module_name, {path: digest}))
+        try:
+            export = self._build(module_name, path)
+        finally:
+            _, frame = self.building.pop()
+            cut = id(frame) in self.cut_frames
+            self.cut_frames.discard(id(frame))
+        deps, reads = _split(frame)
+        if isinstance(export, DemandedExport):
+            export.deps = deps  # what its summaries are made from, as they are made (each in a frame of its own)
+            cut = False
+        else:
+            self.cache.store(self._export_key(digest, module_name),
+                             {"module": module_name, "deps": deps, "reads": reads, "cut": cut, **export.to_json()})
+        return deps, export, cut
 
     def _stored_export(self, key: str, cached: Dict[str, Any], module_name: str, path: str,
-                       digest: str) -> Optional[Tuple[Dict[str, str], "ModuleExport"]]:
-        """(its files, the export) of a stored entry that still holds: none of its files
-        changed, or every export the module read is the same (early cutoff: the entry is then
-        stored again with the files as they are)."""
+                       digest: str) -> Optional[Tuple[Dict[str, str], "ModuleExport", bool]]:
+        """(its files, the export, whether it was built where a cycle was cut short) of a stored
+        entry that still holds: none of its files changed, or every export the module read is
+        the same (early cutoff: the entry is then stored again with the files as they are)."""
         try:
             deps = cached["deps"]
             if not self._dependencies_unchanged(deps):
@@ -459,7 +499,7 @@ class ProjectIndex:
                 deps, reads = {**reread[0], **asked}, reread[1]
                 self.cache.store(key, {**{name: value for name, value in cached.items() if name not in (
                     "keydrift", "format")}, "deps": deps, "reads": reads})
-            return dict(deps), ModuleExport.from_json(cached)
+            return dict(deps), ModuleExport.from_json(cached), cached.get("cut") is True
         except (KeyError, TypeError, ValueError, AttributeError):
             return None  # a damaged entry is rebuilt
 
