@@ -271,8 +271,8 @@ class DiskCache:
         if self.directory is None:
             return None
         try:
-            with open(os.path.join(self.directory, key + ".json"), encoding="utf-8") as handle:
-                data = json.load(handle)
+            with open(os.path.join(self.directory, key + ".json"), "rb") as handle:
+                data = json.loads(handle.read())  # bytes: no text layer (a warm run loads an entry per file)
         except (OSError, ValueError):
             return None
         if not isinstance(data, dict) or data.get("keydrift") != __version__ or data.get("format") != CACHE_FORMAT:
