@@ -1,5 +1,5 @@
-"""Parsing: one tree, CPython's; the function gate gives the tree the analysis reads without
-changing the one it was given (flake8's), and a check that finds nothing to fix never loads libcst."""
+"""Parsing: one tree, CPython's (flake8's when it gives one, never changed), within a size limit;
+a check that finds nothing to fix never loads libcst."""
 
 from __future__ import annotations
 
@@ -10,11 +10,9 @@ import textwrap
 
 import pytest
 
-from keydrift.analysis.gating import reduced_tree
 from keydrift.analysis.parsing import SourceRejected, parse
 
 SOURCE = "import os\n\n\ndef f(u):  # note\n    return Page.objects.get(url=u.lower() )\n"
-GATED = "def render(request, template):\n    logging.info(template)\n\ndef lookup(url):\n    return Page.objects.get(url=url)\n"
 
 
 def test_the_tree_is_cpythons() -> None:
@@ -23,32 +21,26 @@ def test_the_tree_is_cpythons() -> None:
     assert ast.dump(tree, include_attributes=True) == ast.dump(ast.parse(SOURCE), include_attributes=True)
 
 
-def test_the_gate_gives_the_tree_the_analysis_reads() -> None:
-    tree = parse(GATED, "m.py", lambda text, whole: reduced_tree(text, whole, "m"))
-    assert [type(s).__name__ for s in tree.body[0].body] == ["Pass"]  # no key vocabulary: left out
-    assert tree.body[0].body[0].lineno == 2
-    assert isinstance(tree.body[1].body[0], ast.Return)  # a lookup: kept
-
-
 def test_a_given_tree_is_not_parsed_again_nor_changed() -> None:
-    given = ast.parse(GATED)
+    given = ast.parse(SOURCE)
     before = ast.dump(given, include_attributes=True)
-    tree = parse(GATED, "m.py", lambda text, whole: reduced_tree(text, whole, "m"), tree=given)
-    assert ast.dump(given, include_attributes=True) == before  # flake8 shares it with other plugins
-    assert tree.body[1] is given.body[1]  # kept code is the given tree's own nodes
-    assert [type(s).__name__ for s in tree.body[0].body] == ["Pass"]
+    assert parse(SOURCE, "m.py", tree=given) is given  # flake8's, shared with other plugins
+    assert ast.dump(given, include_attributes=True) == before
 
 
-def test_the_size_limit_counts_what_the_gate_leaves(monkeypatch) -> None:
+@pytest.mark.parametrize("given", [False, True])
+def test_the_size_limit_counts_the_whole_file(monkeypatch, given) -> None:
     from keydrift.analysis import parsing
 
     padding = "".join(f"def f{i}(a):\n    print(a, {i})\n" for i in range(60))
     source = padding + "def lookup(url):\n    return Page.objects.get(url=url)\n"
-    monkeypatch.setattr(parsing, "MAX_PARSED_CHARACTERS", len(source) - 10)
+    tree = ast.parse(source) if given else None
+    monkeypatch.setattr(parsing, "MAX_PARSED_CHARACTERS", len(source) - 1)
     with pytest.raises(SourceRejected) as raised:
-        parse(source, "m.py")
+        parse(source, "m.py", tree=tree)
     assert raised.value.beyond_limits
-    assert parse(source, "m.py", lambda text, whole: reduced_tree(text, whole, "m")).body[-1].name == "lookup"
+    monkeypatch.setattr(parsing, "MAX_PARSED_CHARACTERS", len(source))
+    assert parse(source, "m.py", tree=tree).body[-1].name == "lookup"
 
 
 def test_a_syntax_error_names_its_line() -> None:

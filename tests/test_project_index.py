@@ -530,7 +530,7 @@ def test_an_analysis_let_go_is_freed_without_the_cycle_collector() -> None:
     import gc
     import weakref
 
-    from keydrift.analysis.gating import physical_lines
+    from keydrift.source import physical_lines
     from keydrift.analysis.module import analyze
     from keydrift.analysis.tree import source_lines
     from keydrift.types import Config

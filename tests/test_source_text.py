@@ -8,7 +8,7 @@ from typing import List
 
 import pytest
 
-from keydrift.analysis.gating import physical_lines
+from keydrift.source import physical_lines
 from keydrift.analysis.keyflow import _reaches
 from keydrift.analysis.tree import per_node, source_lines, walk
 from keydrift.analysis.values import code

@@ -309,8 +309,8 @@ def _check_in_parallel(files: Sequence[str], run_config: Config, args: argparse.
 
 def _make_before_forking(files: Sequence[str], run_config: Config, args: argparse.Namespace) -> None:
     """What every worker would make for itself, made once here for the workers forked after it
-    to inherit: the project's method index (a read of every file of the project, which the
-    function gate of every parse asks), when the run's files are of one project (the index of
+    to inherit: the project's method index (a read of every file of the project, which every
+    parse asks), when the run's files are of one project (the index of
     one of several would be held by every worker, through all the projects)."""
     configs = {config.root: config for config in (_checked_config(path, run_config, args)
                                                   for path in files if path != STDIN) if config is not None}

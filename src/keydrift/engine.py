@@ -1,7 +1,7 @@
 """The core: source text in, sorted findings out. Knows nothing of flake8, the CLI or output.
 
-Pipeline: decode -> textual prefilter -> CPython's parse (or the tree flake8 has) -> function
-gate -> key-flow analysis (one pass per function) -> rules filter the facts -> positions are
+Pipeline: decode -> textual prefilter -> CPython's parse (or the tree flake8 has) -> key-flow
+analysis (one pass per function) -> rules filter the facts -> positions are
 resolved only for the nodes that appear in a finding.
 """
 
@@ -20,7 +20,7 @@ from keydrift import budget as time_budget
 from keydrift.deepstack import call_with_deep_stack
 from keydrift.diskcache import EXPORT_DEPENDENCY, digest, exported_module
 from keydrift.analysis.imports import absolute_module, import_name_for
-from keydrift.analysis.gating import physical_lines
+from keydrift.source import physical_lines
 from keydrift.analysis.project import ProjectIndex, moving_to, project_index
 from keydrift.analysis.tree import source_lines
 from keydrift.config import called_name, import_root

@@ -1,7 +1,6 @@
 """What the name of a callee says it does, for in-house data-access helpers: the operation of a
 table helper (``simple_select_one`` selects) and whether it runs a function it is given
-(``run_in_transaction``). Pure name logic (no parser), shared by the function gate and the
-recognizers."""
+(``run_in_transaction``). Pure name logic (no parser), for the recognizers."""
 
 from __future__ import annotations
 
@@ -14,7 +13,7 @@ from keydrift.frameworks import data_access as da
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
-# The walker and the gate ask about every call's name, and a project calls few names many times:
+# The walker asks about every call's name, and a project calls few names many times:
 # the answers are remembered (pure functions of the name).
 _REMEMBERED_NAMES = 8192
 

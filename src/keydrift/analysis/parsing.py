@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import ast
 import warnings
-from typing import Callable, Optional, Tuple, Union
+from typing import Optional, Union
 
 from keydrift.analysis.newer_syntax import describe, newer_syntax
 from keydrift.source import decode_source
 from keydrift.timing import stage
 
 
-# What one file may ask of the analysis (~60,000 typical lines; functions the gate leaves out don't count).
+# What one file may ask of the analysis (~60,000 typical lines).
 MAX_PARSED_CHARACTERS = 2_000_000
 
 
@@ -49,24 +49,14 @@ def _syntax_error_message(text: Union[str, bytes], message: str, line: int) -> s
     return f"{said}: it {describe(*newer)}" if newer else said
 
 
-def parse(text: Union[str, bytes], filename: str = "<unknown>",
-          gate: Optional[Callable[[str, ast.Module], Tuple[ast.Module, int]]] = None,
-          tree: Optional[ast.Module] = None) -> ast.Module:
+def parse(text: Union[str, bytes], filename: str = "<unknown>", tree: Optional[ast.Module] = None) -> ast.Module:
     """The tree the analysis reads: CPython's (``tree`` when the caller parsed already, as
-    flake8 does), through ``gate`` when given: it returns the tree with the functions that cannot
-    matter left out (their bodies a ``pass``) and how many characters of code are left, which the
-    size limit counts."""
+    flake8 does), when the file is within the size limit."""
     if tree is None:
         with stage("ast parse"):
             tree = check_with_python(text, filename)
-    if gate is None:
-        _check_size(len(text))
-        return tree
-    with stage("gate"):
-        decoded = decode_source(text) if isinstance(text, bytes) else text
-        gated, characters = gate(decoded, tree)
-    _check_size(characters)
-    return gated
+    _check_size(len(text))
+    return tree
 
 
 def _check_size(characters: int) -> None:

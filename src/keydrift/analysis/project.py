@@ -10,7 +10,6 @@ atomic (a temporary file renamed into place), so several flake8 workers can shar
 from __future__ import annotations
 
 import ast
-import functools
 import json
 import os
 from dataclasses import dataclass, field, replace
@@ -26,7 +25,7 @@ from keydrift.diskcache import (
 )
 from keydrift.analysis.imports import SOURCE_ROOTS, forget_packages, import_name_for, module_name_for  # noqa: F401 - the index's API
 from keydrift.analysis.facts import step_kinds, steps_from_json, steps_to_json
-from keydrift.analysis.gating import physical_lines, reduced_tree
+from keydrift.source import physical_lines
 from keydrift.analysis.models import Constructor, Constructors, Derivation, Derivations, Rewrite
 from keydrift.analysis.parsing import SourceRejected, parse
 from keydrift.analysis.receivers import (
@@ -37,7 +36,6 @@ from keydrift.analysis.summaries import FunctionSummary, SummaryAccess, from_jso
 from keydrift.analysis.tree import current_source_lines, source_lines
 from keydrift.source import SourceError, decode_source
 from keydrift.timing import count, stage
-from keydrift.config import called_name
 from keydrift.types import Config
 
 # Parsed modules kept in memory, by their lines: a checked file is often imported by the next
@@ -106,10 +104,8 @@ class ProjectIndex:
         # export fingerprints handed out (each kept with its export, so its id stays its own)
         self.fingerprints: Dict[int, Tuple["ModuleExport", str]] = {}
         self.names: Dict[str, str] = {}  # file -> its module name
-        self.gated_by: Optional[FrozenSet[str]] = None  # the database methods the trees were reduced by
+        self.analyzed_with: Optional[FrozenSet[str]] = None  # the database methods the kept analyses resolved by
         self.directory = ""  # the top-level directory (under the root) of the file being worked on
-        # configured wrappers and normalizers are vocabulary too
-        self.gate_words = tuple(called_name(entry) for entry in (*config.readers, *config.writers, *config.tables, *config.normalizers))
         # keydrift's own code is part of the key: summaries change when the analysis does
         self.config_key = _digest(repr((config.normalizers, config.boundary, code_fingerprint())).encode())
 
@@ -121,14 +117,14 @@ class ProjectIndex:
 
     def database_methods(self) -> FrozenSet[str]:
         """Methods the project defines once, next to database code (``analysis/receivers.py``):
-        a function calling one is kept by the function gate. When they change (a long-lived
-        process, a method defined in another file since), the trees the gate reduced by the old
-        ones and the analyses made from them are let go."""
+        a receiver nothing types resolves by them. When they change (a long-lived process, a
+        method defined in another file since), the trees and analyses kept are let go: an
+        analysis kept for its module's own check resolved receivers by the old ones."""
         methods = method_index(self.root, self.module_name_of, self.cache).database
-        if methods is not self.gated_by:
-            if self.gated_by is not None and methods != self.gated_by:
+        if methods is not self.analyzed_with:
+            if self.analyzed_with is not None and methods != self.analyzed_with:
                 self._let_go_of_trees()
-            self.gated_by = methods
+            self.analyzed_with = methods
         return methods
 
     def user_model(self) -> str:
@@ -141,7 +137,7 @@ class ProjectIndex:
         """Record what the method index answers for the methods a module's text calls, as a
         dependency of its analysis (and of the results and exports made from it): a receiver
         nothing types resolves by the index, which decides too whether a module without
-        database vocabulary is analyzed and which of its functions the gate keeps."""
+        database vocabulary is analyzed."""
         names = called_method_names(text)
         if names:
             self._record_answers(os.path.normpath(os.path.abspath(path)), names)
@@ -250,10 +246,10 @@ class ProjectIndex:
 
     def parse(self, path: str, digest: str, source: Union[str, bytes], module_name: str = "",
               tree: Optional[ast.Module] = None) -> ast.Module:
-        """The tree the analysis reads (functions the gate leaves out read as ``pass``), shared
-        between checking a file and summarizing it for its importers; the last few are kept, by
-        content. ``tree``: CPython's tree of ``source`` when the caller has it (flake8's), which
-        is then not parsed again (and not changed)."""
+        """The tree the analysis reads, shared between checking a file and summarizing it for its
+        importers; the last few are kept, by content. ``tree``: CPython's tree of ``source`` when
+        the caller has it (flake8's), which is then not parsed again (and not changed)."""
+        self.database_methods()  # what is kept was analyzed with the methods of now
         key = (os.path.normpath(os.path.abspath(path)), digest)
         if key in self.trees:
             self.trees.move_to_end(key)
@@ -261,10 +257,7 @@ class ProjectIndex:
         kept = self.analyses.get(key)
         if kept is not None and kept[0].module_name == module_name:
             return kept[0].module  # the tree its own check must be given to take it over
-        gate = functools.partial(reduced_tree, module_name=module_name,
-                                 extra_words=self.gate_words + tuple(self.database_methods()),
-                                 is_project_module=lambda name: self.path_for(name, path) is not None)
-        module = parse(source, path, gate) if tree is None else parse(source, path, gate, tree=tree)
+        module = parse(source, path, tree=tree)
         lines = (source.count(b"\n") if isinstance(source, bytes) else source.count("\n")) + 1
         count("files parsed")
         count("lines parsed", lines)

@@ -168,7 +168,7 @@ def block(statements: Sequence[ast.stmt], header: Optional[ast.AST] = None) -> S
         return statements
     line, column = getattr(statements[0], "lineno", None), getattr(statements[0], "col_offset", None)
     if line is None or column is None:
-        return statements  # built, not parsed (a function body the gate left out is ``pass``)
+        return statements  # built, not parsed
     before = segment(_Span(line, 0, line, column))
     if before is None:
         on_header = header is not None and line == getattr(header, "lineno", None)

@@ -34,7 +34,7 @@ def unique_columns(text: str, path: str, config: Config, tree: Optional[ast.Modu
     import warnings
 
     from keydrift.analysis.declarations import SchemaReader, is_migration_script
-    from keydrift.analysis.gating import physical_lines
+    from keydrift.source import physical_lines
     from keydrift.analysis.tree import source_lines
 
     try:
@@ -73,7 +73,7 @@ def _label_name(column: str, entity: str, table_of_class: Dict[str, str]) -> boo
 
 def key_accesses(data: bytes, path: str, config: Config) -> Iterator[Tuple[str, str, str]]:
     """(read|write, entity, field) of every key access the key-flow analysis finds."""
-    from keydrift.analysis.gating import physical_lines
+    from keydrift.source import physical_lines
     from keydrift.analysis.module import analyze
     from keydrift.analysis.project import import_name_for, project_index
     from keydrift.analysis.tree import source_lines
