@@ -804,8 +804,13 @@ class DemandedExport:
         self.constructors = dict(info.constructors)
         self.relations = info.relations
         self.computed = info.computed
-        self.summaries = _DemandedSummaries(self)
         self.where = os.path.abspath(analysis.file)
+
+    @property
+    def summaries(self) -> Mapping[str, FunctionSummary]:
+        # a view made when asked, not kept: kept, it and the export would hold each other, a
+        # cycle only a full collection frees (with the summaries and trees it reaches)
+        return _DemandedSummaries(self)
 
     def summary(self, name: str) -> Optional[FunctionSummary]:
         if name not in self.made:
@@ -911,6 +916,8 @@ class DemandedExport:
 
 class _DemandedSummaries(Mapping):
     """A demanded export's summaries: each made when it is looked up."""
+
+    __slots__ = ("export",)
 
     def __init__(self, export: DemandedExport) -> None:
         self.export = export

@@ -30,6 +30,7 @@ from keydrift.analysis import loop_sources
 from keydrift.analysis.pairing import canonical_step
 from keydrift.analysis.receivers import mentioned
 from keydrift.analysis.summaries import parameter_of
+from keydrift.analysis.tree import string_literal
 from keydrift.types import FixFacts
 
 # Step kinds that canonicalize a key (the same input always gives the same stored form); other
@@ -50,6 +51,8 @@ _CONFIG_ROOTS = frozenset({"settings", "config", "conf", "cfg", "CONFIG", "SETTI
 # Attributes of these are records the database gave back (``request.user.email``).
 _RECORD_PATHS = ("request.user.", "self.request.user.", "self.user.", "self.instance.", "self.object.")
 _NAME = re.compile(r"[A-Za-z_]\w*")
+# how the text of a string literal starts (in parentheses, raw or u-prefixed)
+_STRING_START = re.compile(r"[\s(]*[rRuU]?['\"]")
 
 
 class Origin(Term):
@@ -191,11 +194,13 @@ def _use(access: KeyAccess, function: str, params: Tuple[str, ...], path: str,
 
 def _literal(use: KeyUse) -> KeyUse:
     """A key written as a string literal stores that string."""
-    try:
-        value = ast.literal_eval(use.value_text)
+    if use.steps or not _STRING_START.match(use.value_text):
+        return use  # not a literal: spare the parse
+    try:  # not ast.literal_eval: its recursive closures make a cycle at each call
+        value = string_literal(ast.parse(use.value_text.lstrip(" \t"), mode="eval").body)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return use
-    return replace(use, constants=(value,)) if isinstance(value, str) and not use.steps else use
+    return use if value is None else replace(use, constants=(value,))
 
 
 def _walked_table(use: KeyUse, scope: ast.AST, params: Tuple[str, ...], tables: Dict[str, ast.expr]) -> KeyUse:

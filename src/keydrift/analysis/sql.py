@@ -52,7 +52,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Tuple, Union
+from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
 READ = "read"
 IDENTIFY = "identify"
@@ -239,7 +239,8 @@ def _parse(text: str) -> Optional[List[Any]]:
     for dialect in _DIALECTS:
         try:
             statements = [s for s in sqlglot.parse(text, read=dialect) if s is not None]
-        except (Exception, RecursionError):
+        except (Exception, RecursionError) as error:
+            _drop_frames(error)
             continue
         if not statements:
             continue
@@ -247,6 +248,18 @@ def _parse(text: str) -> Optional[List[Any]]:
             return statements
         fallback = fallback or statements
     return fallback
+
+
+def _drop_frames(error: BaseException) -> None:
+    """Let go of the frames a parser's error holds: the parser keeps its errors, and an error's
+    traceback holds the parser's frames (a cycle) and through them the whole stack of the
+    analysis that asked; only a full collection would free them."""
+    seen: Set[int] = set()
+    current: Optional[BaseException] = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        current.__traceback__ = None
+        current = current.__context__ or current.__cause__
 
 
 def _kind(statement: Any) -> str:
