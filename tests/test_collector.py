@@ -1,4 +1,5 @@
-"""The collector's pace: raised for a keydrift run, never lowered, and left alone when off."""
+"""The collector's pace: raised for a keydrift run, never lowered, and left alone when off; a check
+run, whose processes are keydrift's alone, collects when its memory grew."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import gc
 
 import pytest
 
-from keydrift.collector import YOUNG_THRESHOLD, collect_less_often
+from keydrift import collector
+from keydrift.collector import GROWTH_KIB, YOUNG_THRESHOLD, between_files, collect_less_often, collecting_by_growth
 from keydrift.flake8_plugin import KeydriftChecker
 
 
@@ -55,3 +57,85 @@ def test_the_cli_sets_the_pace_for_its_run(tmp_path):
     (tmp_path / "m.py").write_text("x = 1\n")
     assert main(["check", "--no-cache", "-q", str(tmp_path)]) == 0
     assert gc.get_threshold() == (YOUNG_THRESHOLD, 10, 10)
+
+
+def _peaks(monkeypatch, values):
+    """The peak memory the collector reads, one value per reading (KiB)."""
+    readings = iter(values)
+    monkeypatch.setattr(collector, "_peak_kib", lambda: next(readings))
+    collected = []
+    monkeypatch.setattr(gc, "collect", lambda *generation: collected.append(generation) or 0)
+    return collected
+
+
+def test_a_check_run_collects_in_full_only_when_its_peak_grew(monkeypatch):
+    gc.enable()
+    collected = _peaks(monkeypatch, [1000, 1000, 1000 + GROWTH_KIB - 1, 1000 + GROWTH_KIB, 1000 + GROWTH_KIB,
+                                      1000 + 2 * GROWTH_KIB - 1, 1000 + 2 * GROWTH_KIB, 1000 + 2 * GROWTH_KIB])
+    with collecting_by_growth():
+        assert not gc.isenabled()
+        between_files()  # the first file: where growth is counted from
+        between_files()
+        assert collected == []
+        between_files()  # grown by the whole amount: one full collection
+        assert collected == [()]
+        between_files()
+        assert collected == [()]
+        between_files()
+        assert collected == [(), ()]
+    assert gc.isenabled()
+
+
+def test_outside_a_check_run_nothing_is_collected_between_files(monkeypatch):
+    collected = _peaks(monkeypatch, [10, 10 + 10 * GROWTH_KIB])
+    between_files()
+    between_files()
+    assert collected == []
+
+
+def test_a_run_where_collection_is_off_or_the_peak_unknown_changes_nothing(monkeypatch):
+    gc.disable()
+    with collecting_by_growth():
+        assert not gc.isenabled()
+    assert not gc.isenabled()
+    gc.enable()
+    monkeypatch.setattr(collector, "_peak_kib", lambda: None)
+    with collecting_by_growth():
+        assert gc.isenabled()
+    assert gc.isenabled()
+
+
+def test_a_check_run_in_process_gives_the_collector_back(tmp_path):
+    from keydrift.cli import main
+
+    gc.enable()
+    (tmp_path / "m.py").write_text("x = 1\n")
+    assert main(["check", "--no-cache", "-q", str(tmp_path)]) == 0
+    assert gc.isenabled()
+
+
+def test_a_check_run_frees_cycles_once_it_grew(tmp_path, monkeypatch):
+    """With the peak read as ever growing, each file brings a collection: the run's cycles go."""
+    from keydrift.cli import main
+
+    monkeypatch.setattr(collector, "GROWTH_KIB", 0)
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.py").write_text("x = 1\n")
+    freed = []
+
+    class Cyclic:
+        def __init__(self):
+            self.me = self
+
+        def __del__(self):
+            freed.append(1)
+
+    real = collector.between_files
+
+    def leaving_a_cycle():
+        Cyclic()
+        real()
+
+    monkeypatch.setattr("keydrift.cli.between_files", leaving_a_cycle)
+    assert main(["check", "--no-cache", "-q", "-j", "1", str(tmp_path)]) == 0
+    assert len(freed) >= 2  # each cycle left before the last file is freed by the next one

@@ -21,7 +21,7 @@ from typing import Dict, Iterator, List, NoReturn, Optional, Sequence, Set, Tupl
 from keydrift import __version__
 from keydrift.audit.arguments import add_parser as add_audit_parser
 from keydrift.codes import FIXABLE_CODES
-from keydrift.collector import collect_less_often
+from keydrift.collector import between_files, collect_less_often, collecting_by_growth
 from keydrift.deepstack import call_with_deep_stack
 from keydrift.diskcache import CACHE_DIRECTORY, remember_digest
 from keydrift.baseline import BaselineError, new_findings, write_baseline
@@ -147,6 +147,11 @@ def _positive_int(text: str) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    with collecting_by_growth():  # this process and its workers are keydrift's alone
+        return _run_check(args)
+
+
+def _run_check(args: argparse.Namespace) -> int:
     _DIRECTORY_CONFIGS.clear()  # a new run reads the configuration files afresh
     config = _run_config(args)
     files, missing = collect_files(args.paths, config)
@@ -499,6 +504,7 @@ def check_file(path: str, config: Config) -> List[Finding]:
 
 
 def check_data(data: bytes, path: str, config: Config) -> List[Finding]:
+    between_files()
     return _reported(check_cached(data, path, config), data, config)
 
 
