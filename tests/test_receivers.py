@@ -44,6 +44,30 @@ def test_methods_belong_to_the_class_indented_above_them():
     assert list(receivers._methods(text)) == ["A.add_user", "Meta.meta_thing", "B.find_user", "B.add_user_address"]
 
 
+def _owners_one_by_one(text):
+    """The rule ``_methods`` follows, spelled out: each method's class is the last class
+    statement before it that is indented less."""
+    classes = [(m.start(), len(m.group(1).expandtabs()), m.group(2)) for m in receivers._CLASS.finditer(text)]
+    for match in receivers._METHOD.finditer(text):
+        indent = len(match.group(1).expandtabs())
+        before = [(start, name) for start, class_indent, name in classes
+                  if start < match.start() and class_indent < indent]
+        if before:
+            yield f"{before[-1][1]}.{match.group(2)}"
+
+
+def test_methods_found_in_one_pass_follow_the_rule_on_any_nesting():
+    import random
+
+    pieces = ["class {n}:\n", "    class {n}:\n", "\tclass {n}:\n", "        class {n}(Base):\n",
+              "    def {n}(self):\n", "        def {n}(self, x):\n", "\tdef {n}(cls):\n", "def {n}(self):\n",
+              "            async def {n}(self):\n", "    x = 1\n", "  \tdef {n}(self):\n"]
+    chooser = random.Random(7)
+    for _ in range(300):
+        text = "".join(chooser.choice(pieces).format(n=f"N{i}") for i in range(chooser.randint(1, 40)))
+        assert list(receivers._methods(text)) == list(_owners_one_by_one(text)), text
+
+
 def test_index_finds_methods_defined_once_and_skips_what_is_not_a_regular_file(tmp_path):
     (tmp_path / "app").mkdir()
     (tmp_path / "app" / "store.py").write_text(

@@ -640,17 +640,18 @@ def _regular_file_digest(path: str) -> Optional[str]:
 def _methods(text: str) -> Iterator[str]:
     """"Class.method" for each method (first parameter ``self``/``cls``): its class is the last
     class statement before it that is indented less."""
-    classes = [(m.start(), len(m.group(1).expandtabs()), m.group(2)) for m in _CLASS.finditer(text)]
+    classes = _CLASS.finditer(text)
+    upcoming = next(classes, None)
+    last_at: Dict[int, Tuple[int, str]] = {}  # indent -> (start, name) of the last class so indented
     for match in _METHOD.finditer(text):
+        # one pass over both (a module of hundreds of classes and thousands of methods)
+        while upcoming is not None and upcoming.start() < match.start():
+            last_at[len(upcoming.group(1).expandtabs())] = (upcoming.start(), upcoming.group(2))
+            upcoming = next(classes, None)
         indent = len(match.group(1).expandtabs())
-        owner = ""
-        for start, class_indent, name in classes:
-            if start > match.start():
-                break
-            if class_indent < indent:
-                owner = name
-        if owner:
-            yield f"{owner}.{match.group(2)}"
+        owners = [found for class_indent, found in last_at.items() if class_indent < indent]
+        if owners:
+            yield f"{max(owners)[1]}.{match.group(2)}"
 
 
 def _read_regular_file(path: str) -> Optional[str]:
