@@ -279,8 +279,9 @@ def _keys_of(export) -> list:
 
 def test_an_export_stored_where_a_cycle_was_cut_short_is_not_the_modules_contribution(tmp_path: Path) -> None:
     """A process that built ``flows`` for an importer (``views`` -> ``store`` -> ``flows``, the
-    cycle back to ``store`` cut short) stored that export; a later process reading it back
-    serves it to importers as it is, but makes the module's contribution in its own frame."""
+    cycle back to ``store`` cut short) stored that export; a later process serves it only where
+    that cycle is being built again, and makes it again anywhere else: outside any frame it is
+    the module's contribution, made in its own frame."""
     from keydrift.analysis.project import project_index
     from keydrift.types import Config
 
@@ -294,7 +295,9 @@ def test_an_export_stored_where_a_cycle_was_cut_short_is_not_the_modules_contrib
     project_index(config).export_for_file(str(root / "app" / "views.py"))
     forget_indexes()  # another process
     index = project_index(config)
-    assert _keys_of(index.export_for_file(flows)) != own  # as the importer's build saw it
+    with index.module_frame("app.store", str(root / "app" / "store.py"), "store"):
+        assert _keys_of(index.export_for_file(flows)) != own  # as the importer's build saw it
+    assert _keys_of(index.export_for_file(flows)) == own
     assert _keys_of(index.own_export(flows)) == own
     forget_indexes()
     assert _keys_of(project_index(config).export_for_file(flows)) == own  # stored in place of the cut one
