@@ -15,8 +15,7 @@ from keydrift.analysis.facts import AccessKind, Role
 from keydrift.analysis.project import DemandedExport, forget_indexes, project_index
 from keydrift.analysis.registry import KeyUse, Origin, _literal
 from keydrift.config import load_config
-from keydrift.engine import check_source
-from tests.test_demanded_exports import PROJECT
+from tests.test_demanded_exports import PROJECT, _check
 from tests.test_project_index import write_project
 
 SQL_PROJECT = {
@@ -61,10 +60,7 @@ def _of_the_analysis(garbage: List[object]) -> List[str]:
 
 def _check_all(root: Path, names: List[str]) -> None:
     for name in names:
-        path = root / name
-        config = load_config(str(path))
-        config = config.__class__(**{**config.__dict__, "cache": False})
-        check_source(path.read_bytes(), str(path), config)
+        _check(root, name, cache=False)
 
 
 def test_exports_an_index_lets_go_of_leave_no_cycle(tmp_path: Path) -> None:
