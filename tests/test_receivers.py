@@ -68,6 +68,41 @@ def test_methods_found_in_one_pass_follow_the_rule_on_any_nesting():
         assert list(receivers._methods(text)) == list(_owners_one_by_one(text)), text
 
 
+def test_statements_found_from_their_keyword_are_the_anchored_patterns_matches():
+    import random
+
+    indentations = ["", " ", "    ", "\t", " \t", "\f", "x ", "x = 1; "]
+    prefixes = ["", "", "async ", "async\t", "async", "xasync ", "sub", "un", "(", "# "]
+    keywords = ["class ", "class\t", "class", "def ", "def  ", "def\t", "def", "de"]
+    rests = ["N1(self", "N1 (cls)", "N1(\n  self,", "N1(selfish", "N1(x, self", "N1:", "(self", "N1(\r\nself"]
+    endings = ["\n", "\r\n", "\r", "", " def N2(self)\n"]
+    chooser = random.Random(11)
+    found = [0, 0]
+    for _ in range(3000):
+        text = "".join(chooser.choice(indentations) + chooser.choice(prefixes) + chooser.choice(keywords)
+                       + chooser.choice(rests) + chooser.choice(endings) for _ in range(chooser.randint(0, 8)))
+        for kind, (keyword, anchored, indented) in enumerate(((receivers._CLASS_KEYWORD, receivers._CLASS, False),
+                                                              (receivers._METHOD_KEYWORD, receivers._METHOD, True))):
+            expected = [(m.start(), m.group(1), m.group(2)) for m in anchored.finditer(text)]
+            assert list(receivers._statements(text, keyword, indented)) == expected, repr(text)
+            found[kind] += len(expected)
+    assert min(found) > 100  # the texts hold both kinds of statement, not only near misses
+
+
+@pytest.mark.parametrize("text", [
+    "class A:\n    async def add_user(self):\n", "class A:\n    async\tdef add_user(cls):\n",
+    "class A:\n    xasync def add_user(self):\n", "class A:\n    asyncdef add_user(self):\n",
+    "class A:\nasync def add_user(self):\n", "subclass A:\n    def add_user(self):\n",
+    "class A:\n    undef add_user(self):\n", "class A:\r    def add_user(self):\n",
+    "x = 1; class A:\n    def add_user(self):\n", "class A:\n    def add_user(\n        self,\n    ):\n",
+])
+def test_statements_at_line_starts_only(text):
+    expected = [(m.start(), m.group(1), m.group(2)) for m in receivers._METHOD.finditer(text)]
+    assert list(receivers._statements(text, receivers._METHOD_KEYWORD, indented=True)) == expected
+    expected = [(m.start(), m.group(1), m.group(2)) for m in receivers._CLASS.finditer(text)]
+    assert list(receivers._statements(text, receivers._CLASS_KEYWORD, indented=False)) == expected
+
+
 def test_index_finds_methods_defined_once_and_skips_what_is_not_a_regular_file(tmp_path):
     (tmp_path / "app").mkdir()
     (tmp_path / "app" / "store.py").write_text(

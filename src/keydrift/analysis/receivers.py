@@ -553,7 +553,8 @@ class _FileMethods(NamedTuple):
     @staticmethod
     def of(text: str) -> "_FileMethods":
         methods = tuple(_methods(text))
-        setting = _USER_MODEL_SETTING.search(text)
+        # the anchored pattern is tried at every line: most files do not name the setting at all
+        setting = _USER_MODEL_SETTING.search(text) if "AUTH_USER_MODEL" in text else None
         database = () if not methods or not mentions_database(text) else tuple(
             name for name in (qualified.rsplit(".", 1)[-1] for qualified in methods) if resolvable_by_name(name))
         return _FileMethods(methods, database, setting.group(1) if setting else "")
@@ -640,18 +641,49 @@ def _regular_file_digest(path: str) -> Optional[str]:
 def _methods(text: str) -> Iterator[str]:
     """"Class.method" for each method (first parameter ``self``/``cls``): its class is the last
     class statement before it that is indented less."""
-    classes = _CLASS.finditer(text)
+    classes = _statements(text, _CLASS_KEYWORD, indented=False)
     upcoming = next(classes, None)
     last_at: Dict[int, Tuple[int, str]] = {}  # indent -> (start, name) of the last class so indented
-    for match in _METHOD.finditer(text):
+    for start, indentation, name in _statements(text, _METHOD_KEYWORD, indented=True):
         # one pass over both (a module of hundreds of classes and thousands of methods)
-        while upcoming is not None and upcoming.start() < match.start():
-            last_at[len(upcoming.group(1).expandtabs())] = (upcoming.start(), upcoming.group(2))
+        while upcoming is not None and upcoming[0] < start:
+            last_at[len(upcoming[1].expandtabs())] = (upcoming[0], upcoming[2])
             upcoming = next(classes, None)
-        indent = len(match.group(1).expandtabs())
+        indent = len(indentation.expandtabs())
         owners = [found for class_indent, found in last_at.items() if class_indent < indent]
         if owners:
-            yield f"{max(owners)[1]}.{match.group(2)}"
+            yield f"{max(owners)[1]}.{name}"
+
+
+# ``_CLASS`` and ``_METHOD`` say which statements count; ``_statements`` finds the same ones
+# about four times as fast, for the method index reads every file of the project before a
+# parallel run's workers start. CPython's regex engine skips ahead only to a literal a pattern
+# starts with, and those start with the line's indentation, so they were tried at every
+# position; these start with the keyword, and what precedes it on its line is checked after.
+_CLASS_KEYWORD = re.compile(r"class[ \t]+(\w+)")
+_METHOD_KEYWORD = re.compile(r"def[ \t]+(\w+)[ \t]*\(\s*(?:self|cls)\b")
+
+
+def _statements(text: str, keyword: "re.Pattern[str]", indented: bool) -> Iterator[Tuple[int, str, str]]:
+    """(start of its line, its indentation, its name) of each statement ``keyword`` finds that
+    only spaces and tabs precede on its line: ``_CLASS``'s matches, or with ``indented``
+    ``_METHOD``'s (at least one space or tab, and ``async`` may come between)."""
+    for match in keyword.finditer(text):
+        line = text.rfind("\n", 0, match.start()) + 1
+        indentation = text[line:match.start()]
+        if indented:
+            indentation = _before_async(indentation)
+            if not indentation:
+                continue
+        if not indentation.strip(" \t"):
+            yield line, indentation, match.group(1)
+
+
+def _before_async(head: str) -> str:
+    """What comes before ``async`` and its spaces in ``head`` (a line up to ``def``), or
+    ``head`` itself when it does not end that way."""
+    bare = head.rstrip(" \t")
+    return bare[:-len("async")] if bare != head and bare.endswith("async") else head
 
 
 def _read_regular_file(path: str) -> Optional[str]:
