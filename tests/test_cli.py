@@ -107,6 +107,21 @@ def test_a_check_does_not_import_the_audit(project):
     assert done.stdout.decode().split() == ["['keydrift.audit',", "'keydrift.audit.arguments']"]
 
 
+def test_a_text_report_imports_no_other_format_and_no_toml_parser_without_a_pyproject(project):
+    """What a one-file check imports is paid on every save: the other output formats (the JSON
+    one holds the baseline's fingerprints), the TOML parser (no pyproject.toml here) and the
+    configuration's spelling suggestions are not loaded."""
+    write("ok.py", CLEAN)
+    code = ("import sys; from keydrift.cli import main; main(['check', '-q', 'ok.py']); "
+            "print(sorted(m for m in ('keydrift.output.sarif', 'keydrift.output.gitlab', "
+            "'keydrift.output.github', 'keydrift.output.text', 'tomllib', 'difflib', 'pathlib') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert done.stdout.decode().split() == ["['keydrift.output.text']"]
+    write("pyproject.toml", "[tool.keydrift]\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert done.stdout.decode().split() == ["['keydrift.output.text',", "'tomllib']"]
+
+
 def test_config_error_is_one_line_without_traceback(project):
     write("app.py", BROKEN)
     write("pyproject.toml", "[tool.keydrift]\nboundry = ['app']\n")

@@ -8,7 +8,6 @@ project root and matches the path or any of its parent directories.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import sys
@@ -18,11 +17,6 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from keydrift.codes import code_matches, rule_selected
 from keydrift.types import Config, Finding, TableWrapper
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.9/3.10 only
-    import tomli as tomllib
 
 PYPROJECT = "pyproject.toml"
 # A repository root ends the upward search: a pyproject.toml above it belongs to someone else.
@@ -191,6 +185,7 @@ def _load_cached(pyproject: str) -> Union[Config, ConfigError]:
 
 
 def _parse_file(pyproject: str) -> Config:
+    tomllib = _toml_reader()
     shown = display_path(pyproject)
     try:
         with open(pyproject, "rb") as handle:
@@ -265,7 +260,18 @@ def _table_wrapper(entry: str, fail: Fail) -> TableWrapper:
                         arguments.get("keys"), arguments.get("values"), fixed_table)
 
 
+def _toml_reader() -> Any:
+    """The TOML parser, imported when a pyproject.toml is first read (many projects have none)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.9/3.10 only
+        import tomli as tomllib
+    return tomllib
+
+
 def _suggestion(key: str) -> str:
+    import difflib  # only for a configuration with a mistake in it
+
     close = difflib.get_close_matches(key, KNOWN_KEYS, n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
 

@@ -6,9 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
-from urllib.parse import quote
 
 from keydrift.types import Finding
 
@@ -59,15 +57,19 @@ def relative_path(path: str, root: str) -> Optional[str]:
 def display_path(path: str, root: str) -> str:
     """Relative to the root when below it, else absolute; always with ``/``."""
     relative = relative_path(path, root)
-    return relative if relative is not None else Path(os.path.abspath(path)).as_posix()
+    return relative if relative is not None else os.path.abspath(path).replace(os.sep, "/")
 
 
 def relative_uri(path: str, root: str) -> Optional[str]:
+    from urllib.parse import quote  # SARIF and GitLab only: a text report needs no URI
+
     relative = relative_path(path, root)
     return None if relative is None else quote(relative, safe="/")
 
 
 def file_uri(path: str) -> str:
+    from pathlib import Path  # SARIF only: a text report needs no URI
+
     return Path(os.path.abspath(path)).as_uri()
 
 
