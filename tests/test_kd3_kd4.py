@@ -544,3 +544,61 @@ def test_a_pattern_requires_a_scheme_only_when_every_match_starts_with_one(patte
     from keydrift.analysis.url_patterns import requires_scheme
 
     assert requires_scheme(pattern, anchored) is expected
+
+
+# -- the modules beside a model ------------------------------------------------------------------
+
+_BESIDE = {
+    "app/__init__.py": "",
+    "app/models.py": """
+        from django.db import models
+
+
+        class Member(models.Model):
+            email = models.EmailField(unique=True)
+        """,
+    "app/services.py": """
+        from app.models import Member
+
+
+        def join(email):
+            return Member.objects.create(email=email.strip().lower())
+        """,
+}
+_ADMIN = """
+    from django.contrib import admin
+
+    from app.models import Member
+
+    admin.site.register(Member)
+    """
+
+
+def _beside(tmp_path, files, monkeypatch):
+    """KD3's findings in app/models.py, and whether the summaries of the modules beside it were read."""
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    (tmp_path / "pyproject.toml").write_text("[tool.keydrift]\n")
+    read = []
+    real = uniqueness._sibling_writes
+    monkeypatch.setattr(uniqueness, "_sibling_writes", lambda facts: read.append(True) or real(facts))
+    from keydrift.analysis.project import forget_indexes
+
+    forget_indexes()
+    path = tmp_path / "app" / "models.py"
+    config = Config(root=str(tmp_path), cache=False, select=("KD3",))
+    findings = [f.code for f in check_source(path.read_text(), str(path), config)]
+    forget_indexes()
+    return findings, bool(read)
+
+
+def test_a_canonical_write_beside_the_model_covers_its_key(tmp_path, monkeypatch):
+    assert _beside(tmp_path, _BESIDE, monkeypatch) == ([], True)
+
+
+def test_an_admin_beside_the_model_stores_as_typed_without_reading_the_writes_beside(tmp_path, monkeypatch):
+    """The admin registration decides (users type the key there, as typed): the summaries of
+    every function beside the model, and of the functions they call, are not needed."""
+    files = {**_BESIDE, "app/admin.py": _ADMIN}
+    assert _beside(tmp_path, files, monkeypatch) == (["KD301"], False)

@@ -167,19 +167,25 @@ class _Evidence:
     def _stored_by_project(self, names: List[Tuple[str, str]]) -> bool:
         """The module or the modules beside it write the key (any step), or a form, serializer
         or admin beside it stores the entity as users type it."""
-        if self._siblings is None:
-            self._siblings = _sibling_writes(self.facts)
-        canonical, raw = self._siblings
-        return any(name in self.stored or name in canonical or name in raw or self._generic_writers(name[0])
-                   for name in names)
+        if any(name in self.stored or self._generic_writers(name[0]) for name in names):
+            return True  # known without the summaries of the modules beside it
+        canonical, raw = self._written_beside()
+        return any(name in canonical or name in raw for name in names)
 
     def _written_canonically_beside(self, name: Tuple[str, str]) -> bool:
         """The modules beside this one (the app's services, views, managers) write the key only
         through a canonicalizing step: ``create(email=_canonical(email))`` in ``service.py``."""
+        if self._generic_writers(name[0]):
+            return False  # a form or the admin beside it stores the key as users type it
+        canonical, raw = self._written_beside()
+        return name in canonical and name not in raw
+
+    def _written_beside(self) -> Tuple[Set[Tuple[str, str]], Set[Tuple[str, str]]]:
+        """``_sibling_writes``, asked last: it summarizes every function of the modules beside
+        this one (and the functions they call), which the cheaper evidence often makes needless."""
         if self._siblings is None:
             self._siblings = _sibling_writes(self.facts)
-        canonical, raw = self._siblings
-        return name in canonical and name not in raw and not self._generic_writers(name[0])
+        return self._siblings
 
     def _generic_writers(self, entity: str) -> bool:
         """A ModelForm, a serializer or the admin beside the model stores what users type, as
