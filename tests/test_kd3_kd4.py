@@ -602,3 +602,16 @@ def test_an_admin_beside_the_model_stores_as_typed_without_reading_the_writes_be
     every function beside the model, and of the functions they call, are not needed."""
     files = {**_BESIDE, "app/admin.py": _ADMIN}
     assert _beside(tmp_path, files, monkeypatch) == (["KD301"], False)
+
+
+def test_the_modules_beside_are_parsed_once_for_their_forms_and_their_writes(tmp_path, monkeypatch):
+    """The forms and admin registrations beside a model, and then the writes of the same
+    modules, are read from one tree per module (the project index's)."""
+    import ast
+
+    parsed = []
+    real = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda source, *args, **kwargs: parsed.append(
+        source if isinstance(source, str) else source.decode()) or real(source, *args, **kwargs))
+    assert _beside(tmp_path, _BESIDE, monkeypatch) == ([], True)
+    assert sum("def join(" in source for source in parsed) == 1

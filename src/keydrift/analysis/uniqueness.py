@@ -58,7 +58,10 @@ from keydrift.analysis.declarations import (
     not_production_schema,
 )
 from keydrift.analysis.normalizer_names import is_normalizer_name, module_name_of
+from keydrift.analysis.parsing import SourceRejected
+from keydrift.diskcache import digest
 from keydrift.frameworks import schema
+from keydrift.source import SourceError, decode_source
 from keydrift.types import Config
 
 # Step kinds of a KD1 write access that canonicalize the stored key.
@@ -195,7 +198,9 @@ class _Evidence:
     def _layers(self) -> Tuple[Set[Tuple[str, str]], Set[str]]:
         if self._forms is None:
             analysis = getattr(self.facts, "analysis", None)
-            self._forms = _form_layers(getattr(analysis, "file", "") or "", self.config)
+            module_name = getattr(analysis, "module_name", "") or ""
+            self._forms = _form_layers(getattr(analysis, "file", "") or "", self.config,
+                                       getattr(analysis, "project", None), module_name.rpartition(".")[0])
         return self._forms
 
 
@@ -272,17 +277,19 @@ def _sibling_writes(facts: object) -> Tuple[Set[Tuple[str, str]], Set[Tuple[str,
 _FORM_VALIDATOR = re.compile(r"^(?:clean|validate)_(\w+)$")
 
 
-def _form_layers(file: str, config: Config) -> Tuple[Set[Tuple[str, str]], Set[str]]:
+def _form_layers(file: str, config: Config, project: object = None,
+                 package: str = "") -> Tuple[Set[Tuple[str, str]], Set[str]]:
     """Forms, serializers and admin registrations in the modules beside ``file``: the
     (entity, field) pairs a ``clean_<field>``/``validate_<field>`` method canonicalizes
     (``return self.cleaned_data["email"].lower()``), and the entities such a layer stores at
-    all. Read with ``ast`` (the whole file, cheaply); nothing is imported or run."""
+    all. Read with ``ast`` (the whole file); nothing is imported or run. ``project``: the
+    project index, whose trees these are (the summaries of the modules beside, and the
+    registry, read the same files next), of the modules of ``package``."""
     validated: Set[Tuple[str, str]] = set()
     writers: Set[str] = set()
     for path in _sibling_paths(file):
         try:
-            with open(path, "rb") as handle:
-                tree = ast.parse(handle.read())
+            tree = _sibling_tree(path, project, package)
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         for node in ast.walk(tree):
@@ -294,6 +301,22 @@ def _form_layers(file: str, config: Config) -> Tuple[Set[Tuple[str, str]], Set[s
             elif isinstance(node, ast.Call) and _ast_name(node.func) == "register" and node.args:
                 writers.add(_ast_name(node.args[0]))
     return validated, writers
+
+
+def _sibling_tree(path: str, project: object, package: str) -> ast.Module:
+    """CPython's tree of a module beside the one checked: the project index's (parsed once,
+    kept for the analyses that read the module next), or parsed here when the index does not
+    give one (no index; a file it does not analyze, such as one past its size limit)."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    if project is not None:
+        name = os.path.basename(path)[:-3]
+        try:
+            return project.parse(path, digest(data), decode_source(data),  # type: ignore[attr-defined]
+                                 f"{package}.{name}" if package else name)
+        except (SourceRejected, SourceError, RecursionError, MemoryError, ValueError):
+            pass  # parsed here as before: what the index rejects is still read for its classes
+    return ast.parse(data)
 
 
 def _test_data_factory(node: ast.ClassDef) -> bool:
