@@ -458,3 +458,17 @@ def test_importing_the_module_does_not_import_sqlglot():
 def test_fallback_to_command_prints_nothing(capfd):
     parse_sql("SELECT 1; VACUUM INTO 'x' WITH garbage ???")
     assert capfd.readouterr().err == ""
+
+
+def test_a_statement_read_for_its_keys_and_its_rows_is_parsed_once():
+    """``cursor.execute(sql)`` in a loop: ``parse_sql`` (its keys) and ``select_shape`` (its rows)
+    read the same trees; sqlglot parses the text once."""
+    from keydrift.analysis import sql
+
+    text = "SELECT url, title FROM pages_read_twice WHERE id = %s"
+    sql._parse.cache_clear()
+    statement = parse_sql(text)
+    shape = sql.select_shape(text)
+    assert statement is not None and [(k.table, k.column) for k in statement.keys] == [("pages_read_twice", "id")]
+    assert shape is not None and shape.columns == (("pages_read_twice", "url"), ("pages_read_twice", "title"))
+    assert (sql._parse.cache_info().misses, sql._parse.cache_info().hits) == (1, 1)

@@ -229,6 +229,9 @@ def _sqlglot() -> Any:
     return sqlglot
 
 
+# A statement executed in a loop is read twice, for its keys (``parse_sql``) and for its rows
+# (``select_shape``): the second reading takes the first one's trees, which neither changes.
+@functools.lru_cache(maxsize=64)
 def _parse(text: str) -> Optional[List[Any]]:
     """The statements of the first dialect that parses ``text`` without opaque commands,
     else of the first that parses it at all."""
