@@ -56,6 +56,8 @@ VALIDATION_BASES = frozenset({"BaseModel", "BaseSettings", "RootModel", "Schema"
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _COMPREHENSION_TYPES = frozenset(_COMPREHENSIONS)
 _NEW_SCOPES = frozenset({ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+# Half the expressions ``scan`` meets: no call, subscript or comparison in them, nothing under them.
+_NOTHING_TO_SCAN = frozenset({ast.Name, ast.Constant})
 # Statements with bodies of their own (the rest are simple statements, written one after another on a line).
 _TRY_TYPES = tuple(t for t in (ast.Try, getattr(ast, "TryStar", None)) if t is not None)
 _MATCH_TYPE = getattr(ast, "Match", None)
@@ -808,6 +810,8 @@ class FunctionWalker(Context):
     def scan(self, node: ast.AST) -> None:
         """Find the database calls in an expression and report their accesses."""
         node_type = type(node)
+        if node_type in _NOTHING_TO_SCAN:
+            return
         if node_type is ast.Lambda:
             self.lambda_body(node)  # type: ignore[arg-type]
             return

@@ -55,25 +55,65 @@ def child_nodes(node: ast.AST) -> List[ast.AST]:
     (``ast.iter_child_nodes`` without its generators and without looking at scalar fields).
     Operator and context leaves (``_LEAF_TYPES``) live only in skipped fields (``ctx``, ``op``,
     ``ops``), so no child needs that test."""
-    children: List[ast.AST] = []
     kind = type(node)
     fields = _CHILD_FIELDS.get(kind)
     if fields is None:
         fields = child_fields(kind)
+    if not fields:  # names, constants, ``pass``: most nodes a traversal meets
+        return []
+    children: List[ast.AST] = []
     for name in fields:
         value = getattr(node, name, None)
         if value is None:
             continue
         if type(value) is list:
-            for item in value:
-                if isinstance(item, ast.AST):
-                    children.append(item)
+            if value:
+                # lists of nodes but for a dict's keys (None for ``**spread``), a parameter's
+                # missing keyword default and the names of ``global``/``nonlocal``/class patterns
+                children.extend(item for item in value if isinstance(item, ast.AST)) \
+                    if kind in _LISTS_WITH_OTHER_ITEMS else children.extend(value)
         elif isinstance(value, ast.AST):
             children.append(value)
     return children
 
 
+# Node types one of whose list fields may hold something other than a node.
+_LISTS_WITH_OTHER_ITEMS = frozenset(t for t in (ast.Dict, ast.arguments, ast.Global, ast.Nonlocal,
+                                                getattr(ast, "MatchClass", None)) if t is not None)
+
 _MAPPING_PATTERN = tuple(t for t in (getattr(ast, "MatchMapping", None),) if t is not None)  # 3.10+
+
+
+def _if_expression_order(node: ast.IfExp) -> List[ast.AST]:
+    return [node.body, node.test, node.orelse]
+
+
+def _dict_order(node: ast.Dict) -> List[ast.AST]:
+    ordered: List[ast.AST] = []
+    for key, value in zip(node.keys, node.values):
+        ordered.extend((value,) if key is None else (key, value))
+    return ordered
+
+
+def _positional_order(node: ast.AST) -> List[ast.AST]:
+    """A call's arguments or a function's parameters and defaults, by position (the function
+    of a call first)."""
+    children = child_nodes(node)
+    if isinstance(node, ast.Call) and not (node.keywords and node.args):
+        return children
+    head = children[:1] if isinstance(node, ast.Call) else []
+    rest = children[len(head):]
+    return head + sorted(rest, key=lambda c: (c.lineno, c.col_offset))  # type: ignore[attr-defined]
+
+
+def _mapping_pattern_order(node: ast.AST) -> List[ast.AST]:
+    return [c for pair in zip(node.keys, node.patterns) for c in pair]  # type: ignore[attr-defined]
+
+
+# The node types whose source order differs from their fields' order (``source_order_children``).
+_SOURCE_ORDER: Dict[type, Callable[[Any], List[ast.AST]]] = {
+    ast.IfExp: _if_expression_order, ast.Dict: _dict_order, ast.Call: _positional_order,
+    ast.arguments: _positional_order, **{kind: _mapping_pattern_order for kind in _MAPPING_PATTERN}}
 
 
 def source_order_children(node: ast.AST) -> List[ast.AST]:
@@ -82,21 +122,8 @@ def source_order_children(node: ast.AST) -> List[ast.AST]:
     alternating, a call's named arguments among its spread ones (``f(k=1, *rest)``), parameter
     defaults after their parameters and a mapping pattern's keys before their patterns. Readers
     that follow values as they are evaluated left to right need this order."""
-    if isinstance(node, ast.IfExp):
-        return [node.body, node.test, node.orelse]
-    if isinstance(node, ast.Dict):
-        ordered: List[ast.AST] = []
-        for key, value in zip(node.keys, node.values):
-            ordered.extend((value,) if key is None else (key, value))
-        return ordered
-    children = child_nodes(node)
-    if isinstance(node, ast.Call) and node.keywords and node.args or isinstance(node, ast.arguments):
-        head = children[:1] if isinstance(node, ast.Call) else []  # the function comes first
-        rest = children[len(head):]
-        return head + sorted(rest, key=lambda c: (c.lineno, c.col_offset))  # type: ignore[attr-defined]
-    if isinstance(node, _MAPPING_PATTERN):
-        return [c for pair in zip(node.keys, node.patterns) for c in pair]  # type: ignore[attr-defined]
-    return children
+    reorder = _SOURCE_ORDER.get(type(node))
+    return child_nodes(node) if reorder is None else reorder(node)
 
 
 def source_order_walk(node: ast.AST) -> Iterator[ast.AST]:
