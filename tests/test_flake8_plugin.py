@@ -90,6 +90,29 @@ def test_registered_on_by_default_noqa_and_syntax_errors(project):
     assert "F821" in out
 
 
+@pytest.mark.parametrize("selection, runs, reported", [
+    (["--select", "F"], False, False),
+    (["--select", "E,W", "--extend-ignore", "KD"], False, False),
+    (["--extend-ignore", "KD"], False, False),  # flake8's defaults, keydrift's codes ignored
+    (["--select", "F", "--extend-select", "KD3"], True, False),
+    (["--select", "KD101"], True, True),
+    (["--select", "KD", "--ignore", "KD1"], True, False),  # KD2.. still reported
+    ([], True, True),  # flake8's defaults: keydrift's codes are on
+])
+def test_the_analysis_runs_only_when_a_keydrift_code_can_be_reported(project, selection, runs, reported):
+    (project / "audit.py").write_text(KD101_SNIPPET)
+    program = FLAKE8_WITH_FAKE_ENGINE.replace("    found = [Finding(", "    sys.stderr.write('engine ran\\n')\n    found = [Finding(")
+    done = subprocess.run([sys.executable, "-c", program, "--jobs=1", *selection, "audit.py"],
+                          capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert ("engine ran" in done.stderr) is runs
+    assert ("KD101" in done.stdout) is reported  # (the stand-in engine finds only a KD101)
+
+
+def test_the_analysis_runs_when_the_selection_cannot_be_read():
+    assert flake8_plugin._reports_a_keydrift_code(object()) is True
+
+
 def test_real_analysis_kd101(project):
     """Needs the analysis (KD101 on the create() line); noqa on the statement's last line."""
     (project / "audit.py").write_text(KD101_SNIPPET)

@@ -38,12 +38,16 @@ class KeydriftChecker:
     version = __version__
     disable_noqa = False
 
+    reports_any = True  # whether flake8's selection reports one of keydrift's codes
+
     @classmethod
     def parse_options(cls, options: object) -> None:
         cls.disable_noqa = bool(getattr(options, "disable_noqa", False))
-        # once per flake8 process (a forked worker inherits it): keydrift's index stays in
-        # memory for the run, and every full collection would traverse it
-        collect_less_often()
+        cls.reports_any = _reports_a_keydrift_code(options)
+        if cls.reports_any:
+            # once per flake8 process (a forked worker inherits it): keydrift's index stays in
+            # memory for the run, and every full collection would traverse it
+            collect_less_often()
 
     def __init__(self, tree: ast.AST, filename: str, lines: Sequence[str]) -> None:
         # flake8 parsed ``"".join(lines)``: the analysis reads that tree (shared with other plugins)
@@ -52,6 +56,8 @@ class KeydriftChecker:
         self.lines = lines
 
     def run(self) -> Iterator[Tuple[int, int, str, type]]:
+        if not self.reports_any:  # ``flake8 --select F`` with keydrift installed: nothing to do
+            return
         try:
             results = self._results()
         except ConfigError as exc:
@@ -110,6 +116,23 @@ class KeydriftChecker:
             check_held_analyses(config, self._check_module)
         except Exception:  # noqa: BLE001 - only a head start for the other workers
             pass
+
+
+def _reports_a_keydrift_code(options: object) -> bool:
+    """Whether flake8's selection (``--select``, ``--ignore``, their ``--extend-`` forms and
+    the defaults) lets any of keydrift's codes through. flake8 runs every installed plugin
+    whatever is selected and drops what is not, so without this a run that selects none of
+    them would still pay for keydrift's whole analysis. Per-file ignores are not looked at (a
+    code ignored in some files is still reported in others)."""
+    try:
+        from flake8.style_guide import Decision, DecisionEngine
+
+        from keydrift.rules import RULES_BY_CODE
+
+        decide = DecisionEngine(options)  # type: ignore[arg-type]
+        return any(decide.decision_for(code) is Decision.Selected for code in RULES_BY_CODE)
+    except Exception:  # noqa: BLE001 - another flake8 (or a namespace without its options): run as before
+        return True
 
 
 def _file_config(filename: str) -> Tuple[Config, Optional[ConfigError]]:
