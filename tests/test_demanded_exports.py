@@ -138,15 +138,18 @@ def test_only_the_functions_called_are_analyzed(tmp_path: Path, monkeypatch) -> 
     assert _check(tmp_path, "app/tasks.py", cache=True) == findings
 
 
-@pytest.mark.parametrize("kept_open", [True, False])
+@pytest.mark.parametrize("kept_open", ["open", "closed", "afresh"])
 @pytest.mark.parametrize("first", ["first", "second", "via_loop", "plain", ""])
 def test_summaries_made_on_demand_are_the_whole_modules(tmp_path: Path, monkeypatch, first: str,
-                                                        kept_open: bool) -> None:
+                                                        kept_open: str) -> None:
     """Whichever function an importer asks for first, the export made on demand equals the one
-    built whole (and stored on disk) from the same files; also when each module's analysis is
-    let go after every summary and made afresh for the next."""
-    if not kept_open:
+    built whole (and stored on disk) from the same files; also when each module's export is
+    closed after every summary (its analysis taken up again from those kept for the modules' own
+    checks), and when that analysis is let go too and made afresh for the next."""
+    if kept_open != "open":
         monkeypatch.setattr(project, "_OPEN_LINES_KEPT", 0)
+    if kept_open == "afresh":
+        monkeypatch.setattr(project, "_ANALYSIS_LINES_KEPT", 0)
     write_project(tmp_path, CYCLES)
     near = str(tmp_path / "app" / "tasks.py")
     config = load_config(str(tmp_path / "app" / "helpers.py"))
@@ -160,6 +163,32 @@ def test_summaries_made_on_demand_are_the_whole_modules(tmp_path: Path, monkeypa
         assert call_with_deep_stack(lambda: demanded.summaries.get(first)) == whole.summaries[first]
     made = call_with_deep_stack(demanded.to_json)
     assert json.dumps(made, sort_keys=True) == json.dumps(whole.to_json(), sort_keys=True)
+
+
+@pytest.mark.parametrize("analyses_kept", [True, False])
+def test_a_closed_export_takes_up_its_kept_analysis_again(tmp_path: Path, monkeypatch, analyses_kept: bool) -> None:
+    """An export closed after one summary (the open ones are few) is asked for another: while
+    the module's analysis is kept for its own check, that analysis serves it again and what it
+    walked is not walked again; once let go, the module is analyzed afresh. The same summaries."""
+    monkeypatch.setattr(project, "_OPEN_LINES_KEPT", 0)
+    if not analyses_kept:
+        monkeypatch.setattr(project, "_ANALYSIS_LINES_KEPT", 0)
+    write_project(tmp_path, PROJECT)
+    from keydrift.analysis import module
+
+    made: List[str] = []
+    real = module.ModuleAnalysis.__init__
+    monkeypatch.setattr(module.ModuleAnalysis, "__init__", lambda self, tree, path, *rest, **named: (
+        made.append(path), real(self, tree, path, *rest, **named))[1])
+    near = str(tmp_path / "app" / "tasks.py")
+    index = project_index(load_config(near), use_cache=False)
+    repo = call_with_deep_stack(lambda: index.module_export("app.repo", near))
+    assert call_with_deep_stack(lambda: [a.entity for a in repo.summary("save_result").accesses]) == ["AuditResult"]
+    far = call_with_deep_stack(lambda: index.module_export("app.far", near))
+    assert call_with_deep_stack(lambda: far.summary("everything")) is not None
+    assert repo.analysis is None  # closed: another export was the last one asked
+    assert call_with_deep_stack(lambda: repo.summary("rebuild")) is not None
+    assert made.count("app/repo.py") == (1 if analyses_kept else 2)
 
 
 def test_a_summary_made_on_demand_follows_an_edit_of_what_it_was_made_from(tmp_path: Path) -> None:

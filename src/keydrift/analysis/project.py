@@ -584,8 +584,9 @@ class ProjectIndex:
         return export
 
     def reopen(self, export: "DemandedExport") -> Any:
-        """A fresh analysis of a closed export's module (None if its file is no longer the one
-        the export was made from)."""
+        """The analysis of a closed export's module (None if its file is no longer the one the
+        export was made from): the export's own while it is still kept for the module's own check
+        (``analyses``), so nothing it walked is walked again, else a fresh one."""
         from keydrift.analysis.module import ModuleAnalysis
 
         path = export.where
@@ -595,14 +596,28 @@ class ProjectIndex:
             if _digest(data) != export.digest:
                 return None
             text = decode_source(data)
-            module = self.parse(path, export.digest, text, export.module_name)
+            analysis = self._kept_analysis_of(export)
+            module = self.parse(path, export.digest, text, export.module_name) if analysis is None else None
         except (OSError, SourceRejected, SourceError, RecursionError, UnicodeDecodeError, ValueError):
             return None
         export.lines = physical_lines(text)
-        with source_lines(export.lines):
-            analysis = ModuleAnalysis(module, export.relative, self.config, self, export.module_name,
-                                      export.is_package, path)
+        if analysis is None:
+            with source_lines(export.lines):
+                analysis = ModuleAnalysis(module, export.relative, self.config, self, export.module_name,
+                                          export.is_package, path)
         self._keep_open(export)
+        return analysis
+
+    def _kept_analysis_of(self, export: "DemandedExport") -> Any:
+        """The analysis kept for the export's module, made from the same file, name and configuration."""
+        key = (os.path.normpath(export.where), export.digest)
+        kept = self.analyses.get(key)
+        if kept is None:
+            return None
+        analysis, is_package = kept[0], kept[1]
+        if analysis.module_name != export.module_name or is_package != export.is_package or analysis.config != self.config:
+            return None
+        self.analyses.move_to_end(key)  # in use again: the last to let go of
         return analysis
 
     def _keep_open(self, export: "DemandedExport") -> None:
