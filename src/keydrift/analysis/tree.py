@@ -11,7 +11,7 @@ import io
 import tokenize
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, TypeVar, Union
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -22,9 +22,14 @@ WITH_TYPES = (ast.With, ast.AsyncWith)
 _LEAF_TYPES = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
 
 # The lines of the module being read, for the source text of a node (see ``segment``).
-_SOURCE_LINES: ContextVar[Optional[Sequence[str]]] = ContextVar("keydrift_source_lines", default=None)
-# What is derived from those lines and the module's nodes, kept while they are current.
-_SOURCE_MEMO: ContextVar[Optional[Dict[str, Any]]] = ContextVar("keydrift_source_memo", default=None)
+# With them, what is derived from those lines and the module's nodes, kept while they are current
+# (``per_node``): one variable for both, as the evaluator asks for them for most nodes it reads.
+_SOURCE: ContextVar[Optional["_Source"]] = ContextVar("keydrift_source", default=None)
+
+
+class _Source(NamedTuple):
+    lines: Sequence[str]
+    memos: Dict[str, Dict[int, Tuple[ast.AST, Any]]]
 
 
 # Fields that never hold a child worth visiting: operator and context leaves, and names,
@@ -241,28 +246,29 @@ def parameter_names(function: Union[FunctionNode, ast.Lambda]) -> Tuple[str, ...
 def source_lines(lines: Sequence[str]) -> Iterator[None]:
     """Make the module's lines (as ``str.splitlines(keepends=True)`` gives them, or without line
     ends) the source ``segment`` reads while the module is analyzed; nests per module."""
-    token, memo_token = _SOURCE_LINES.set(lines), _SOURCE_MEMO.set({})
+    token = _SOURCE.set(_Source(lines, {}))
     try:
         yield
     finally:
-        _SOURCE_MEMO.reset(memo_token)
-        _SOURCE_LINES.reset(token)
+        _SOURCE.reset(token)
 
 
 def current_source_lines() -> Optional[Sequence[str]]:
     """The lines ``source_lines`` made current (None outside it)."""
-    return _SOURCE_LINES.get()
+    source = _SOURCE.get()
+    return None if source is None else source.lines
 
 
-def _source_memo(name: str) -> Optional[Dict[Any, Any]]:
-    """A cache named ``name`` of what is derived from the current lines (and the nodes parsed
-    from them), thrown away with them when ``source_lines`` ends; None outside it."""
-    memo = _SOURCE_MEMO.get()
-    if memo is None:
+def node_memo(name: str) -> Optional[Dict[int, Tuple[ast.AST, Any]]]:
+    """A cache named ``name`` of what is derived from the current lines and the nodes parsed
+    from them (by the node's id, the node kept beside its answer so the id is not reused while
+    the cache lives), thrown away with them when ``source_lines`` ends; None outside it."""
+    source = _SOURCE.get()
+    if source is None:
         return None
-    found = memo.get(name)
+    found = source.memos.get(name)
     if found is None:
-        found = memo[name] = {}
+        found = source.memos[name] = {}
     return found
 
 
@@ -270,11 +276,11 @@ _Derived = TypeVar("_Derived")
 
 
 def per_node(name: str, node: ast.AST, make: Callable[[ast.AST], _Derived]) -> _Derived:
-    """``make(node)``, made once per node while the current lines last (``_source_memo``
+    """``make(node)``, made once per node while the current lines last (``node_memo``
     ``name``, by the node's id, the node kept beside its answer so the id is not reused while
     the memo lives); made every time outside ``source_lines``. What ``make`` raises is raised,
     and nothing is kept."""
-    memo = _source_memo(name)
+    memo = node_memo(name)
     if memo is None:
         return make(node)
     known = memo.get(id(node))
@@ -286,7 +292,7 @@ def per_node(name: str, node: ast.AST, make: Callable[[ast.AST], _Derived]) -> _
 def segment(node: ast.AST) -> Optional[str]:
     """The node's source text as written, or None outside ``source_lines`` or for a node
     without positions. Columns in ``ast`` are UTF-8 byte offsets, hence the encoding."""
-    lines = _SOURCE_LINES.get()
+    lines = current_source_lines()
     start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
     if lines is None or start is None or end is None or end > len(lines):
         return None

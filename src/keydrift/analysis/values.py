@@ -20,7 +20,7 @@ from keydrift.analysis.facts import (
     Step,
     Value,
 )
-from keydrift.analysis.tree import current_source_lines, per_node
+from keydrift.analysis.tree import current_source_lines, node_memo
 from keydrift.frameworks import transforms
 from keydrift.frameworks.schema import natural_key_kind
 
@@ -35,7 +35,7 @@ _MAX_LABEL = 48
 
 _Position = Tuple[int, int]  # (line 1-based, UTF-8 byte column)
 
-# Names of the per-module memos (``tree.per_node``) of ``code`` and of ``_render``: the
+# Names of the per-module memos (``tree.node_memo``) of ``code`` and of ``_render``: the
 # evaluator asks for the text of a call, then of its receiver, its arguments, ...
 _CODE_MEMO, _RENDER_MEMO = "values.code", "values.render"
 
@@ -48,10 +48,17 @@ def code(node: ast.AST) -> str:
     end_line = getattr(node, "end_lineno", None)
     if lines is None or end_line is None or end_line > len(lines):
         return _without_source(node)
+    memo = node_memo(_CODE_MEMO)
+    known = memo.get(id(node)) if memo is not None else None
+    if known is not None and known[0] is node:
+        return known[1]
     try:
-        return per_node(_CODE_MEMO, node, lambda n: _code_from(lines, n))
+        text = _code_from(lines, node)
     except AttributeError:  # a node built by hand inside a parsed one has no positions
         return _without_source(node)
+    if memo is not None:
+        memo[id(node)] = (node, text)
+    return text
 
 
 def _code_from(lines: Sequence[str], node: ast.AST) -> str:
@@ -219,9 +226,13 @@ def _render(node: ast.AST, lines: Optional[Sequence[str]]) -> Optional[str]:
     for any other shape, or when a part has parentheses of its own (then the text as written)."""
     if isinstance(node, ast.Name):
         return node.id
-    if lines is None:
+    memo = node_memo(_RENDER_MEMO) if lines is not None else None
+    if memo is None:
         return _rendered(node, lines)
-    return per_node(_RENDER_MEMO, node, lambda n: _rendered(n, lines))
+    known = memo.get(id(node))
+    if known is None or known[0] is not node:
+        known = memo[id(node)] = (node, _rendered(node, lines))
+    return known[1]
 
 
 def _rendered(node: ast.AST, lines: Optional[Sequence[str]]) -> Optional[str]:
