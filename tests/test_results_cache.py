@@ -247,6 +247,25 @@ def test_a_comment_in_a_module_checks_that_module_alone_and_no_pool(larger_proje
     assert edited.stdout[len("pool started\n"):].rsplit("analyzed", 1)[0] == check(larger_project, "--no-cache").stdout
 
 
+def test_a_first_run_reads_no_file_before_its_check(project: Path, monkeypatch) -> None:
+    """Without a cache folder the results cache holds nothing: the CLI's look at it leaves every
+    file to the checks unread; once a run made the folder, the results are read from it."""
+    from keydrift import cli
+
+    monkeypatch.chdir(project)
+    args = cli.build_parser().parse_args(["check", "."])
+    config = cli._run_config(args)
+    files, _ = cli.collect_files(["."], config)
+    read: List[str] = []
+    reader = cli._read_regular_file
+    monkeypatch.setattr(cli, "_read_regular_file", lambda path: read.append(path) or reader(path))
+    assert cli._check_cached_files(files, config, args, []) == files and read == []
+    assert "KD102" in check(project).stdout
+    found: list = []
+    assert cli._check_cached_files(files, config, args, found) == []
+    assert sorted(read) == sorted(files) and [f.code for f in found] == ["KD102"]
+
+
 def test_one_look_reads_each_dependency_once_and_only_inside_the_block(tmp_path: Path, monkeypatch) -> None:
     from keydrift import diskcache, results
 

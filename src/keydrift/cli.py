@@ -35,7 +35,7 @@ from keydrift.noqa import apply_noqa
 from keydrift.output import FORMATTERS, ReportContext
 from keydrift.output.progress import Progress
 from keydrift.projectwide import Offer, accept, check_held_analyses, offer_after_check
-from keydrift.results import cached_findings, check_cached, one_look, remembered_fix_counts
+from keydrift.results import cached_findings, check_cached, may_hold_results, one_look, remembered_fix_counts
 from keydrift.timing import counters
 from keydrift.types import Config, Finding
 from keydrift.files import walk as _walk_files
@@ -218,12 +218,18 @@ def _check_cached_files(files: Sequence[str], run_config: Config, args: argparse
     pending: List[str] = []
     undecided: Dict[str, Tuple[bytes, Config]] = {}
     changed: Set[str] = set()
+    holding: Dict[str, bool] = {}  # by project root: whether its cache may hold results
     for path in files:
         if path == STDIN:
             pending.append(path)
             continue
         config = _checked_config(path, run_config, args)
         if config is None:
+            continue
+        if config.root not in holding:
+            holding[config.root] = may_hold_results(config)
+        if not holding[config.root]:
+            pending.append(path)  # a first run: the files are read where they are checked
             continue
         try:
             data, status = _read_regular_file(path)

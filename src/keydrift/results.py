@@ -82,6 +82,12 @@ def cached_findings(data: bytes, path: str, config: Config, confirm: bool = Fals
     return found if found.findings is None else found._replace(findings=_respelled(found.findings, path, spelled))
 
 
+def may_hold_results(config: Config) -> bool:
+    """Whether the results cache may hold an entry for a file of ``config``'s project: it is on
+    and its folder exists (a first run's does not: every file is a miss, known without reading it)."""
+    return bool(config.cache) and os.path.isdir(_cache_for(config).directory or "")
+
+
 def _lookup(cache: DiskCache, key: str, source_digest: str, path: str, config: Config, confirm: bool) -> CacheLookup:
     entry = cache.load(key)
     if entry is None or entry.get("digest") != source_digest:
