@@ -166,6 +166,56 @@ def test_the_stored_method_index_reads_again_only_the_files_that_changed(tmp_pat
     receivers.forget()
 
 
+def _indexed_project(root, files):
+    for number in range(files):
+        vocabulary = "        return self.db.execute('SELECT', (e,))\n" if number % 3 else "        pass\n"
+        (root / f"module_{number}.py").write_text(
+            f"class Store{number}:\n    def find_user_{number}(self, e):\n{vocabulary}"
+            f"    def shared_name(self):\n        pass\n" + ("AUTH_USER_MODEL = 'app.Member'\n" if number == 7 else ""))
+
+
+def _index_of(root, cache=None):
+    receivers.forget()  # as a new process would
+    return receivers.method_index(str(root), lambda path: os.path.relpath(path, root)[:-3].replace(os.sep, "."), cache)
+
+
+@pytest.mark.parametrize("helper", ["works", "fails", "cannot start"])
+def test_an_index_made_with_a_helper_process_is_the_one_made_alone(tmp_path, monkeypatch, helper):
+    """A parallel CLI run makes the method index with a forked helper reading half the files;
+    the index is the same as one process makes, also when the helper fails (its files are read
+    by the parent) or cannot be started; the stored index too."""
+    from keydrift.diskcache import DiskCache
+
+    (tmp_path / "project").mkdir()
+    _indexed_project(tmp_path / "project", 30)
+    alone = _index_of(tmp_path / "project", DiskCache(str(tmp_path / "alone")))
+    monkeypatch.setattr(receivers, "_HELPED_FROM", 4)
+    if helper == "fails":
+        monkeypatch.setattr(receivers._HelpedRecords, "_made", lambda self, path: 1 / 0)
+    elif helper == "cannot start":
+        monkeypatch.setattr(receivers, "made_by_a_helper", lambda items, make: None)
+    read = []
+    real = receivers._FileMethods.of
+    monkeypatch.setattr(receivers._FileMethods, "of", staticmethod(lambda text: read.append(text) or real(text)))
+    with receivers.made_with_a_helper():
+        helped = _index_of(tmp_path / "project", DiskCache(str(tmp_path / "helped")))
+    assert helped == alone and helped.facts == alone.facts and helped.user_model == "Member"
+    assert helped.database == alone.database and len(alone.database) == 20
+    assert len(read) == (15 if helper == "works" else 30)  # the parent read the first half only
+    stored = [sorted((tmp_path / name).glob("methods-*.json"))[0].read_text() for name in ("alone", "helped")]
+    assert stored[0] == stored[1]
+    receivers.forget()
+
+
+def test_a_helper_process_sends_back_what_it_made_or_nothing():
+    from keydrift import forkhelp
+
+    collect = forkhelp.made_by_a_helper(["a", "bb", "ccc"], lambda item: [item, len(item), None])
+    assert collect() == {"a": ["a", 1, None], "bb": ["bb", 2, None], "ccc": ["ccc", 3, None]}
+    assert forkhelp.made_by_a_helper(["a"], lambda item: 1 / 0)() == {}
+    assert forkhelp.made_by_a_helper(["a"], lambda item: object())() == {}  # not marshal-able
+
+
 def test_the_stored_method_index_keeps_the_database_fingerprint_for_what_it_was_made_from(tmp_path, monkeypatch):
     """The fingerprint of the database methods' owners is stored with the index and used while
     the files' methods are the same (an edit that defines no method); the index is written

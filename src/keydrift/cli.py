@@ -328,10 +328,12 @@ def _make_before_forking(files: Sequence[str], run_config: Config, args: argpars
     if len(configs) != 1:
         return
     from keydrift.analysis.project import project_index
+    from keydrift.analysis.receivers import made_with_a_helper
 
     config = next(iter(configs.values()))
     try:
-        project_index(config, use_cache=config.cache).database_methods()
+        with made_with_a_helper():  # the second core is idle until the workers start
+            project_index(config, use_cache=config.cache).database_methods()
     except Exception:  # noqa: BLE001 - each worker then builds it as before
         pass
 

@@ -18,6 +18,7 @@ import ast
 import os
 import re
 import stat
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
@@ -31,6 +32,7 @@ from keydrift.analysis.tree import (
     FUNCTION_TYPES, FunctionNode, concatenated_literals, parameters, segment, string_literal,
 )
 from keydrift.analysis.values import dotted_name, last_name
+from keydrift.forkhelp import made_by_a_helper
 from keydrift.vocabulary import mentions_database
 
 _MAX_INDEXED_FILES = 20_000
@@ -574,10 +576,12 @@ def _index(root: str, module_of: Callable[[str], str], cache: DiskCache) -> Meth
     kept: Dict[str, list] = {}
     index = MethodIndex(module_of)
     contents = _python_file_digests(root)
+    helped = _HelpedRecords(contents, stored) if _SHARED_WITH_A_HELPER else None
     facts: List[str] = []
     made = 0
     for path, content in contents:
-        found = _file_methods(path, content, stored, kept)
+        record = helped.record(path) if helped is not None else None
+        found = _file_methods(path, content, stored if record is None else {path: record}, kept)
         if found is None:
             continue
         made += kept[path] is not stored.get(path)
@@ -597,6 +601,53 @@ def _index(root: str, module_of: Callable[[str], str], cache: DiskCache) -> Meth
     if made >= _RESTORE_AFTER_NEW_RECORDS or kept.keys() != stored.keys():
         index._keep({"facts": index.facts, "database": index._database_fingerprint} if index._database_fingerprint else {})
     return index
+
+
+# Inside ``made_with_a_helper``: an index built from many files' texts shares the work with a
+# forked helper process.
+_SHARED_WITH_A_HELPER: List[bool] = []
+# Below this many files to read, a helper process costs more than it saves.
+_HELPED_FROM = 400
+
+
+@contextmanager
+def made_with_a_helper() -> Iterator[None]:
+    """Inside the block, the method index of a project whose files must be read (nothing stored
+    for them) is made by this process and a forked helper, half the files each: for the CLI,
+    which builds it before forking its workers, with the second core idle meanwhile."""
+    _SHARED_WITH_A_HELPER.append(True)
+    try:
+        yield
+    finally:
+        _SHARED_WITH_A_HELPER.pop()
+
+
+class _HelpedRecords:
+    """The records (as ``_file_methods`` keeps them) of the last half of the files to read, made
+    by a helper process while this one reads the first half; collected when the first file of
+    the helper's half comes up (a failed helper's files are read here, as the others)."""
+
+    def __init__(self, contents: Sequence[Tuple[str, Optional[str]]], stored: Dict[str, list]) -> None:
+        to_read = [(path, content) for path, content in contents
+                   if content is not None and (stored.get(path) or [None])[0] != content]
+        share = to_read[len(to_read) // 2:] if len(to_read) >= _HELPED_FROM else []
+        self.digests = dict(share)
+        self.first = share[0][0] if share else None
+        self.collect = made_by_a_helper(list(self.digests), self._made) if share else None
+        self.records: Dict[str, object] = {}
+
+    def record(self, path: str) -> Optional[list]:
+        if path == self.first and self.collect is not None:
+            self.records, self.collect = self.collect(), None
+        found = self.records.get(path)
+        return found if isinstance(found, list) and found and found[0] == self.digests.get(path) else None
+
+    def _made(self, path: str) -> Optional[list]:
+        text = _read_regular_file(path)
+        if text is None:
+            return None
+        found = _FileMethods.of(text)
+        return [self.digests[path], list(found.methods), list(found.database), found.user_model]
 
 
 def _file_methods(path: str, content: Optional[str], stored: Dict[str, list],
