@@ -149,7 +149,7 @@ def test_summaries_made_on_demand_are_the_whole_modules(tmp_path: Path, monkeypa
     if kept_open != "open":
         monkeypatch.setattr(project, "_OPEN_LINES_KEPT", 0)
     if kept_open == "afresh":
-        monkeypatch.setattr(project, "_ANALYSIS_LINES_KEPT", 0)
+        monkeypatch.setattr(project, "_ANALYSIS_LINES_KEPT_WITHOUT_CACHE", 0)
     write_project(tmp_path, CYCLES)
     near = str(tmp_path / "app" / "tasks.py")
     config = load_config(str(tmp_path / "app" / "helpers.py"))
@@ -172,7 +172,7 @@ def test_a_closed_export_takes_up_its_kept_analysis_again(tmp_path: Path, monkey
     walked is not walked again; once let go, the module is analyzed afresh. The same summaries."""
     monkeypatch.setattr(project, "_OPEN_LINES_KEPT", 0)
     if not analyses_kept:
-        monkeypatch.setattr(project, "_ANALYSIS_LINES_KEPT", 0)
+        monkeypatch.setattr(project, "_ANALYSIS_LINES_KEPT_WITHOUT_CACHE", 0)
     write_project(tmp_path, PROJECT)
     from keydrift.analysis import module
 
