@@ -168,3 +168,23 @@ def test_config_follows_the_file_or_stdin_display_name(project, monkeypatch):
     assert list(checker("", "pkg/gen/g.py").run()) == []
     assert len(list(checker("", "pkg/app.py").run())) == 1
     assert len(list(checker("", "stdin").run())) == 1  # no display name: config from cwd
+
+
+def test_outside_a_worker_each_file_is_one_look_and_the_look_ends_with_it(monkeypatch):
+    # flake8 -j 1, one file or stdin: the process may outlive the run (flake8's API), so no look
+    # outlasts a file's check; inside it, each directory and file is looked at once
+    from keydrift.diskcache import current_look
+
+    looks = []
+
+    def check_source(source, path, config, tree=None):
+        looks.append(current_look())
+        return []
+    monkeypatch.setattr(flake8_plugin, "check_cached", check_source)
+    monkeypatch.setattr(flake8_plugin, "findings_for", lambda *args, **kwargs: [])
+    monkeypatch.setattr(flake8_plugin, "_in_a_worker", lambda: False)
+    assert current_look() is None
+    list(checker("x = 1\n").run())
+    list(checker("y = 2\n").run())
+    assert len(looks) == 2 and None not in looks and looks[0] is not looks[1]
+    assert current_look() is None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import os
+from contextlib import nullcontext
 from dataclasses import replace
 import sys
 from typing import Iterator, List, Optional, Sequence, Set, Tuple
@@ -23,6 +24,7 @@ from keydrift.collector import collect_less_often
 from keydrift.config import (
     ConfigError, fallback_note, finding_allowed, is_excluded, load_config, load_config_or_parent, root_without_pyproject,
 )
+from keydrift.diskcache import current_look
 from keydrift.noqa import apply_noqa
 from keydrift.output._common import full_message
 from keydrift.projectwide import check_held_analyses, findings_for
@@ -59,7 +61,11 @@ class KeydriftChecker:
         if not self.reports_any:  # ``flake8 --select F`` with keydrift installed: nothing to do
             return
         try:
-            results = self._results()
+            _look_once_in_a_worker()
+            with nullcontext() if current_look() is not None else one_look():
+                # outside a worker (``-j 1``, one file, stdin): each file's check is one look, as
+                # each check of the editor server is, for the process may outlive this run
+                results = self._results()
         except ConfigError as exc:
             _say_once(f"keydrift: {exc}; keydrift checks are skipped")
             return
@@ -69,7 +75,6 @@ class KeydriftChecker:
         yield from results
 
     def _results(self) -> List[Tuple[int, int, str, type]]:
-        _look_once_in_a_worker()
         stdin = self.filename in _STDIN_NAMES
         run_config = load_config(os.getcwd())  # the run's own configuration broken: skip the run
         config, broken = (run_config, None) if stdin else _file_config(self.filename)
