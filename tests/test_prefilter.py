@@ -46,3 +46,23 @@ def test_the_cases_agree() -> None:
     texts = [path.read_text(encoding="utf-8", errors="replace") for path in sorted(CASES.rglob("*.py"))]
     assert len(texts) > 100
     assert [mentions_database(t) for t in texts] == [DATABASE_VOCABULARY.search(t) is not None for t in texts]
+
+
+def test_an_answer_is_searched_for_once_per_text(monkeypatch) -> None:
+    """The same text asked about again (its check after the method index read it, the
+    registry's look after its check) is answered from what was found, also when the answer
+    came from another process (the method index's helper)."""
+    from keydrift import vocabulary
+
+    searched = []
+    search = vocabulary._mentions_database
+    monkeypatch.setattr(vocabulary, "_mentions_database", lambda text: searched.append(text) or search(text))
+    monkeypatch.setattr(vocabulary, "_ANSWERS", {})
+    text = "def save(user):\n    User.objects.create(email=user.email)\n"
+    assert mentions_database(text) and mentions_database(text) and searched == [text]
+    assert not mentions_database("x = 1\n") and searched == [text, "x = 1\n"]
+    vocabulary.remember_answer(vocabulary.text_key("y = 2\n"), True)  # as another process found
+    assert vocabulary.known_answer(vocabulary.text_key("y = 2\n")) is True
+    assert vocabulary.known_answer(vocabulary.text_key("z = 3\n")) is None
+    monkeypatch.setattr(vocabulary, "_ANSWERS_KEPT", 3)
+    assert not mentions_database("w = 4\n") and len(vocabulary._ANSWERS) == 1  # kept afresh past the limit

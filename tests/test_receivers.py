@@ -202,6 +202,10 @@ def test_an_index_made_with_a_helper_process_is_the_one_made_alone(tmp_path, mon
     assert helped == alone and helped.facts == alone.facts and helped.user_model == "Member"
     assert helped.database == alone.database and len(alone.database) == 20
     assert len(read) == (15 if helper == "works" else 30)  # the parent read the first half only
+    from keydrift.vocabulary import known_answer, text_key
+
+    texts = [path.read_text() for path in sorted((tmp_path / "project").glob("*.py"))]
+    assert all(known_answer(text_key(text)) is not None for text in texts)  # the checks ask again
     stored = [sorted((tmp_path / name).glob("methods-*.json"))[0].read_text() for name in ("alone", "helped")]
     assert stored[0] == stored[1]
     receivers.forget()

@@ -3,7 +3,9 @@ files without them."""
 
 from __future__ import annotations
 
+import hashlib
 import re
+from typing import Dict, Optional
 
 
 # Vocabulary of the database layers keydrift understands. A file with none of it cannot hold
@@ -49,8 +51,41 @@ _DATABASE_BY_LITERALS = re.compile(
 _TABLE_HELPER_CALL = re.compile(r"\(\s*(?:\w+\s*,\s*)?[\"'][A-Za-z_][\w.]*[\"']\s*,\s*(?:\w+\s*=\s*)?(?:\{|dict\()")
 
 
+# ``mentions_database``'s answers by the text's digest (``text_key``): the same texts are asked
+# about again, by the check of a module after the method index read it (the CLI's workers
+# inherit the parent's answers), and by the registry's look at a module after its check.
+_ANSWERS: Dict[bytes, bool] = {}
+_ANSWERS_KEPT = 200_000  # a long-lived process (the editor server) starts afresh past this
+
+
 def mentions_database(text: str) -> bool:
     """Whether ``text`` holds ``DATABASE_VOCABULARY`` (the same answer, faster)."""
+    key = text_key(text)
+    found = _ANSWERS.get(key)
+    if found is None:
+        found = _mentions_database(text)
+        remember_answer(key, found)
+    return found
+
+
+def text_key(text: str) -> bytes:
+    """The key of a text's answer: the digest of its bytes (a digest costs a twentieth of the search)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
+def known_answer(key: bytes) -> Optional[bool]:
+    """The answer given for the text of ``key`` in this process (None if it was not asked)."""
+    return _ANSWERS.get(key)
+
+
+def remember_answer(key: bytes, answer: bool) -> None:
+    """Keep an answer, given here or by another process for the text of ``key``."""
+    if len(_ANSWERS) >= _ANSWERS_KEPT:
+        _ANSWERS.clear()
+    _ANSWERS[key] = bool(answer)
+
+
+def _mentions_database(text: str) -> bool:
     if _DATABASE_BY_LITERALS.search(text):
         return True
     call = _TABLE_HELPER_CALL.search(text)

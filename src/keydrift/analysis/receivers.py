@@ -33,7 +33,7 @@ from keydrift.analysis.tree import (
 )
 from keydrift.analysis.values import dotted_name, last_name
 from keydrift.forkhelp import made_by_a_helper
-from keydrift.vocabulary import mentions_database
+from keydrift.vocabulary import known_answer, mentions_database, remember_answer, text_key
 
 _MAX_INDEXED_FILES = 20_000
 _MAX_INDEXED_DIRECTORIES = 5_000
@@ -640,14 +640,21 @@ class _HelpedRecords:
         if path == self.first and self.collect is not None:
             self.records, self.collect = self.collect(), None
         found = self.records.get(path)
-        return found if isinstance(found, list) and found and found[0] == self.digests.get(path) else None
+        if not (isinstance(found, list) and len(found) == 6 and found[0] == self.digests.get(path)):
+            return None
+        if isinstance(found[4], bytes) and isinstance(found[5], bool):
+            remember_answer(found[4], found[5])  # the file's check asks again (in a forked worker)
+        return found[:4]
 
     def _made(self, path: str) -> Optional[list]:
+        """The file's record, and the vocabulary answer its reading gave (with its text's key)."""
         text = _read_regular_file(path)
         if text is None:
             return None
         found = _FileMethods.of(text)
-        return [self.digests[path], list(found.methods), list(found.database), found.user_model]
+        key = text_key(text)
+        return [self.digests[path], list(found.methods), list(found.database), found.user_model, key,
+                known_answer(key)]
 
 
 def _file_methods(path: str, content: Optional[str], stored: Dict[str, list],
