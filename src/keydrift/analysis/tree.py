@@ -72,11 +72,12 @@ def child_nodes(node: ast.AST) -> List[ast.AST]:
         if value is None:
             continue
         if type(value) is list:
-            if value:
-                # lists of nodes but for a dict's keys (None for ``**spread``), a parameter's
-                # missing keyword default and the names of ``global``/``nonlocal``/class patterns
-                children.extend(item for item in value if isinstance(item, ast.AST)) \
-                    if kind in _LISTS_WITH_OTHER_ITEMS else children.extend(value)
+            if kind in _LISTS_WITH_OTHER_ITEMS:
+                # a dict's keys (None for ``**spread``), a parameter's missing keyword default,
+                # the names of ``global``/``nonlocal`` and of a class pattern's keywords
+                children.extend(item for item in value if isinstance(item, ast.AST))
+            else:
+                children.extend(value)  # lists of nodes only
         elif isinstance(value, ast.AST):
             children.append(value)
     return children
