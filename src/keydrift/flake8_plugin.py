@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ast
 import os
-from contextlib import nullcontext
 from dataclasses import replace
 import sys
 from typing import Iterator, List, Optional, Sequence, Set, Tuple
@@ -24,7 +23,6 @@ from keydrift.collector import collect_less_often
 from keydrift.config import (
     ConfigError, fallback_note, finding_allowed, is_excluded, load_config, load_config_or_parent, root_without_pyproject,
 )
-from keydrift.diskcache import current_look
 from keydrift.noqa import apply_noqa
 from keydrift.output._common import full_message
 from keydrift.projectwide import check_held_analyses, findings_for
@@ -62,9 +60,9 @@ class KeydriftChecker:
             return
         try:
             _look_once_in_a_worker()
-            with nullcontext() if current_look() is not None else one_look():
-                # outside a worker (``-j 1``, one file, stdin): each file's check is one look, as
-                # each check of the editor server is, for the process may outlive this run
+            with one_look():  # a worker's look goes on; outside a worker (``-j 1``, one file,
+                # stdin) each file's check is one look, as each of the editor server's is, for
+                # the process may outlive this run
                 results = self._results()
         except ConfigError as exc:
             _say_once(f"keydrift: {exc}; keydrift checks are skipped")
