@@ -13,8 +13,9 @@ from keydrift.flake8_plugin import KeydriftChecker
 
 
 @pytest.fixture(autouse=True)
-def restored():
+def restored(monkeypatch):
     threshold, enabled = gc.get_threshold(), gc.isenabled()
+    monkeypatch.setattr(collector, "_ending_after_run", False)
     yield
     gc.set_threshold(*threshold)
     (gc.enable if enabled else gc.disable)()
@@ -139,3 +140,24 @@ def test_a_check_run_frees_cycles_once_it_grew(tmp_path, monkeypatch):
     monkeypatch.setattr("keydrift.cli.between_files", leaving_a_cycle)
     assert main(["check", "--no-cache", "-q", "-j", "1", str(tmp_path)]) == 0
     assert len(freed) >= 2  # each cycle left before the last file is freed by the next one
+
+
+def test_a_run_that_ends_its_process_leaves_collection_off(tmp_path, monkeypatch):
+    """``keydrift check`` from the command line exits right after the run: collection stays off
+    (switched on, it would traverse all the run made just before exit discards it)."""
+    from keydrift import cli
+
+    exits = []
+
+    def recorded_exit(code):
+        exits.append(code)
+        raise SystemExit(code)
+
+    monkeypatch.setattr(cli.os, "_exit", recorded_exit)
+    monkeypatch.setattr(cli.sys, "argv", ["keydrift", "check", "--no-cache", "-q", str(tmp_path)])
+    gc.enable()
+    (tmp_path / "m.py").write_text("x = 1\n")
+    with pytest.raises(SystemExit):
+        cli.run()
+    assert exits == [0]
+    assert not gc.isenabled()
