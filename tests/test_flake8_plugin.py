@@ -170,9 +170,8 @@ def test_config_follows_the_file_or_stdin_display_name(project, monkeypatch):
     assert len(list(checker("", "stdin").run())) == 1  # no display name: config from cwd
 
 
-def test_outside_a_worker_each_file_is_one_look_and_the_look_ends_with_it(monkeypatch):
-    # flake8 -j 1, one file or stdin: the process may outlive the run (flake8's API), so no look
-    # outlasts a file's check; inside it, each directory and file is looked at once
+def _looks_of_checks(monkeypatch):
+    """The look in force during each check the plugin makes from now on (no analysis is made)."""
     from keydrift.diskcache import current_look
 
     looks = []
@@ -182,9 +181,60 @@ def test_outside_a_worker_each_file_is_one_look_and_the_look_ends_with_it(monkey
         return []
     monkeypatch.setattr(flake8_plugin, "check_cached", check_source)
     monkeypatch.setattr(flake8_plugin, "findings_for", lambda *args, **kwargs: [])
+    return looks
+
+
+def test_outside_a_worker_each_file_is_one_look_and_the_look_ends_with_it(monkeypatch):
+    # a check flake8 is not seen driving (stdin through another entry point): the process may
+    # outlive it, so no look outlasts the check; inside it, each directory and file is looked at once
+    from keydrift.diskcache import current_look
+
+    looks = _looks_of_checks(monkeypatch)
     monkeypatch.setattr(flake8_plugin, "_in_a_worker", lambda: False)
     assert current_look() is None
     list(checker("x = 1\n").run())
     list(checker("y = 2\n").run())
     assert len(looks) == 2 and None not in looks and looks[0] is not looks[1]
     assert current_look() is None
+
+
+def _flake8_in_process(*argv):
+    from flake8.main.cli import main
+
+    try:
+        return main(list(argv))
+    except SystemExit as exit_:  # flake8 5 exits, later ones return the status
+        return exit_.code
+
+
+def test_a_serial_flake8_run_checks_its_files_in_one_look(project, monkeypatch):
+    # flake8 -j 1 (a one-CPU machine, a few files): the run's checks share one look, as the
+    # CLI's run does (the method index is checked against every file once per look); the next
+    # run takes a look of its own, and between checks none is in force
+    from keydrift.diskcache import current_look
+
+    looks = _looks_of_checks(monkeypatch)
+    monkeypatch.setattr(flake8_plugin, "collect_less_often", lambda: None)  # this process's collector
+    for name in ("a.py", "b.py", "c.py"):
+        (project / name).write_text("x = 1\n")
+    _flake8_in_process("--select", "KD", "-j", "1", "a.py", "b.py", "c.py")
+    first = looks[:]
+    assert current_look() is None
+    _flake8_in_process("--select", "KD", "-j", "1", "a.py", "b.py")
+    second = looks[len(first):]
+    assert len(first) == 3 and first[0] is not None and all(look is first[0] for look in first)
+    assert len(second) == 2 and second[0] is not None and second[1] is second[0]
+    assert second[0] is not first[0]
+    assert current_look() is None
+
+
+def test_a_file_edited_between_two_serial_runs_in_one_process_is_read_again(project, monkeypatch, capsys):
+    # flake8's API in a long-lived process: the second run does not see the first run's tree
+    monkeypatch.setattr(flake8_plugin, "collect_less_often", lambda: None)
+    (project / "audit.py").write_text(KD101_SNIPPET)
+    (project / "other.py").write_text("x = 1\n")
+    assert _flake8_in_process("--select", "KD", "-j", "1", "audit.py", "other.py") == 1
+    assert "audit.py:6:9: KD101 " in capsys.readouterr().out
+    (project / "audit.py").write_text(KD101_SNIPPET.replace("url=outcome.final_url", "url=domain.url"))
+    assert _flake8_in_process("--select", "KD", "-j", "1", "audit.py", "other.py") == 0
+    assert "KD101" not in capsys.readouterr().out

@@ -68,15 +68,29 @@ _code_fingerprint: Optional[str] = None
 _LOOKED: Optional[Dict[str, Any]] = None
 
 
+# What was found in one look: see ``one_look``.
+Look = Dict[str, Any]
+
+
+def new_look() -> Look:
+    """A look not taken yet, for ``one_look(resumed=...)``."""
+    return {}
+
+
 @contextmanager
-def one_look() -> Iterator[None]:
+def one_look(resumed: Optional[Look] = None) -> Iterator[None]:
     """Inside the block each file and directory is looked at once, for a front end that checks
     the tree as it is when it starts, as the CLI does: most files are dependencies of many
     results and of many modules' exports, which ask for their digests hundreds of thousands of
-    times in a run (a ``stat`` each). Worker processes forked inside the block inherit it."""
+    times in a run (a ``stat`` each). Worker processes forked inside the block inherit it.
+    An enclosing look goes on. ``resumed``: a look taken up again, for a front end whose run is
+    not one block of code (flake8 checks a serial run's files one call at a time)."""
     global _LOOKED
     outer = _LOOKED
-    _LOOKED = {} if outer is None else outer
+    if outer is not None:
+        _LOOKED = outer
+    else:
+        _LOOKED = new_look() if resumed is None else resumed
     try:
         yield
     finally:

@@ -15,7 +15,7 @@ import ast
 import os
 from dataclasses import replace
 import sys
-from typing import Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Any, ContextManager, Iterator, List, Optional, Sequence, Set, Tuple
 
 from keydrift import __version__
 from keydrift.analysis.boundary import boundary_warnings
@@ -26,7 +26,7 @@ from keydrift.config import (
 from keydrift.noqa import apply_noqa
 from keydrift.output._common import full_message
 from keydrift.projectwide import check_held_analyses, findings_for
-from keydrift.results import check_cached, one_look
+from keydrift.results import check_cached, new_look, one_look
 from keydrift.types import Config
 
 _STDIN_NAMES = ("stdin", "-")
@@ -60,9 +60,7 @@ class KeydriftChecker:
             return
         try:
             _look_once_in_a_worker()
-            with one_look():  # a worker's look goes on; outside a worker (``-j 1``, one file,
-                # stdin) each file's check is one look, as each of the editor server's is, for
-                # the process may outlive this run
+            with _look_for_this_check():
                 results = self._results()
         except ConfigError as exc:
             _say_once(f"keydrift: {exc}; keydrift checks are skipped")
@@ -168,6 +166,46 @@ def _look_once_in_a_worker() -> None:
         look = one_look()
         look.__enter__()
         _LOOK.append(look)
+
+
+# The serial flake8 run this process checks files for: (its files, its look), taken up again
+# for each of the run's files (``_look_for_this_check``).
+_RUN_LOOK: List[Tuple[object, Any]] = []
+
+
+def _look_for_this_check() -> ContextManager[None]:
+    """The look a file's check is made in. A worker's goes on (``_look_once_in_a_worker``); the
+    checks of one serial run (``-j 1``, a one-CPU machine, a few files) share one look, as the
+    CLI's run and a worker's do: the project's method index is checked against every file of
+    the project once per look, so a look per file made a serial run quadratic (12 ms per file on
+    1,100 files, 110 ms on 9,400). Between two checks no look is in force (the process may
+    outlive the run: flake8's API, an editor extension running flake8 in its own process), and
+    a check outside a run flake8 is seen driving is its own look, as each of the editor
+    server's is."""
+    run = _serial_run()
+    if run is None:
+        return one_look()
+    if not _RUN_LOOK or _RUN_LOOK[0][0] is not run:
+        _RUN_LOOK[:] = [(run, new_look())]
+    return one_look(resumed=_RUN_LOOK[0][1])
+
+
+def _serial_run() -> Optional[object]:
+    """What identifies the serial flake8 run checking this file: its checker manager's file
+    list, made anew for each run (flake8 6+: ``Manager.filenames``, a tuple; flake8 5:
+    ``Manager.checkers``), found on the stack below ``run_serial``. None elsewhere (a worker,
+    flake8 driven some other way): each check is then its own look."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "run_serial" and frame.f_globals.get("__name__", "").startswith("flake8."):
+            manager = frame.f_locals.get("self")
+            for attribute in ("filenames", "checkers"):
+                files = getattr(manager, attribute, None)
+                if isinstance(files, (tuple, list)):
+                    return files
+            return None
+        frame = frame.f_back
+    return None
 
 
 def _say_once(message: str) -> None:

@@ -17,9 +17,9 @@ import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
-from keydrift.diskcache import (  # noqa: F401 - one_look: the results cache's API
+from keydrift.diskcache import (  # noqa: F401 - one_look, new_look: the results cache's API
     CACHE_DIRECTORY, EXPORT_DEPENDENCY, METHODS_DEPENDENCY, DiskCache, code_fingerprint, digest, directory_state,
-    file_digest, one_look,
+    file_digest, new_look, one_look,
 )
 from keydrift.types import Config, Finding, FixFacts, Location, Span
 
