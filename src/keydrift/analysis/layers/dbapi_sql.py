@@ -22,6 +22,7 @@ from keydrift.analysis.chains import (
     positional_args,
 )
 from keydrift.analysis.facts import DEFAULTS, LOOKUP, READ, STORE, WRITE, Step, Value
+from keydrift.analysis.plainsql import binds_nothing
 from keydrift.analysis.values import code, last_name
 from keydrift.frameworks import dbapi_sql as dbapi
 
@@ -135,6 +136,8 @@ def execute_accesses(call: ast.Call, many: bool, reader: ChainReader) -> bool:
     text = _sql_text(args[0], reader)
     if not text:
         return False
+    if binds_nothing(text):  # SQL sqlglot reads, no key of which names a value: nothing to report
+        return True
     from keydrift.analysis.sql import parse_sql
 
     statement = parse_sql(text)
