@@ -21,16 +21,19 @@ Statements are separated by ``;`` (one may end the text). A name is a word, or t
 dot; no word of a name is a keyword of sqlglot's dialects (``frameworks/sql_words.py``). A number
 is digits with at most one decimal point; a string holds no quote, backslash or line break; a
 function is one of ``PLAIN_FUNCTIONS``. So the text has no placeholder, comment, quoted
-identifier or escape.
+identifier or escape. Only with a sqlglot release whose keywords were checked
+(``CHECKED_SQLGLOT_RELEASES``) is any text plain.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.util
+import os
 import re
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
-from keydrift.frameworks.sql_words import PLAIN_FUNCTIONS, SQL_KEYWORDS
+from keydrift.frameworks.sql_words import CHECKED_SQLGLOT_RELEASES, PLAIN_FUNCTIONS, SQL_KEYWORDS
 
 # Longer texts are rarely this simple; reading them here would only delay sqlglot.
 _LONGEST = 2000
@@ -47,6 +50,8 @@ _TOKEN = re.compile(
 _TRAILING_SPACE = re.compile(r"[ \t\r\n]*", re.ASCII)
 
 Token = Tuple[str, str]  # (kind, text; a name's upper-cased)
+
+_RELEASE = re.compile(r"""^__version__ = version = ['"]([^'"]+)['"]""", re.M)
 
 
 def binds_nothing(sql: str) -> bool:
@@ -66,7 +71,9 @@ def selects_no_table(sql: str) -> bool:
 def _read(sql: str) -> Optional[str]:
     """The first statement's verb ("select from" for a SELECT with FROM) when ``sql`` is plain
     SQL, else None."""
-    tokens = _tokens(sql) if isinstance(sql, str) and len(sql) <= _LONGEST else None
+    if not isinstance(sql, str) or len(sql) > _LONGEST or sqlglot_release() not in CHECKED_SQLGLOT_RELEASES:
+        return None
+    tokens = _tokens(sql)
     if not tokens:
         return None
     reader = _Reader(tokens)
@@ -77,6 +84,21 @@ def _read(sql: str) -> Optional[str]:
         if reader.statement() is None:
             return None
     return first if first is not None and reader.done() else None
+
+
+@functools.lru_cache(maxsize=1)
+def sqlglot_release() -> str:
+    """The installed sqlglot's release, read from its version file without importing it
+    (importing it is what reading plain SQL here saves); "" when it cannot be read."""
+    try:
+        spec = importlib.util.find_spec("sqlglot")
+        if spec is None or not spec.origin:
+            return ""
+        with open(os.path.join(os.path.dirname(spec.origin), "_version.py"), encoding="utf-8") as handle:
+            found = _RELEASE.search(handle.read())
+    except (ImportError, ValueError, OSError):
+        return ""
+    return found.group(1) if found else ""
 
 
 def _tokens(sql: str) -> Optional[List[Token]]:
@@ -154,7 +176,7 @@ class _Reader:
             if not (self.word("AND") or self.word("OR")):
                 return True
 
-    def listed(self, item) -> bool:
+    def listed(self, item: Callable[[], bool]) -> bool:
         """One or more ``item`` separated by commas."""
         while True:
             if not item():
