@@ -18,7 +18,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 import libcst as cst
 import pytest
@@ -162,6 +162,45 @@ def test_the_fix_hint_of_an_unchanged_file_comes_from_the_cache(project, capsys,
     assert counted[2:] == ["app/hosts.py"]  # its source changed: counted again
     kept = [name for name in os.listdir(project / ".keydrift_cache") if name.startswith("x-")]
     assert len(kept) == 2  # one entry per file: an edit replaces it
+
+
+def _counting_fixes_by_process(monkeypatch, log) -> None:
+    """Each count of a file's fixes from now on, as a line "process file" in ``log`` (workers too)."""
+    from keydrift import cli
+
+    real = cli._count_fixes
+
+    def counting(source, findings, config):
+        with open(log, "a") as out:
+            out.write(f"{os.getpid()} {findings[0].path}\n")
+        return real(source, findings, config)
+
+    monkeypatch.setattr(cli, "_count_fixes", counting)
+
+
+def _counted(log) -> List[Tuple[bool, str]]:
+    """(whether this process counted, the file) for each count ``_counting_fixes_by_process`` saw."""
+    lines = log.read_text().splitlines() if log.exists() else []
+    return sorted((int(line.split()[0]) == os.getpid(), line.split()[1]) for line in lines)
+
+
+@pytest.mark.parametrize("options, expected", [
+    ([], [(False, "app/hosts.py"), (False, "app/paths.py")]),  # by the workers, not after them
+    (["--no-cache"], [(True, "app/hosts.py"), (True, "app/paths.py")]),  # nothing would remember them
+    (["-q"], []),  # no hint: nothing counted
+])
+def test_the_workers_of_a_parallel_run_count_the_fixes_of_the_files_they_check(project, capsys, monkeypatch,
+                                                                               tmp_path_factory, options, expected):
+    log = tmp_path_factory.mktemp("counts") / "counted"
+    for number in range(16):  # enough files for a process pool
+        (project / "app" / f"plain{number}.py").write_text(f"X = {number}\n")
+    _counting_fixes_by_process(monkeypatch, log)
+    main(["check", "-j", "2", *options, "."])
+    err = capsys.readouterr()[1]
+    assert _counted(log) == expected
+    if "-q" not in options:
+        assert err.splitlines()[-1] == "keydrift: 1 fixable with --fix (1 more with --unsafe-fixes)"
+
 
 UNIQUE_RAW_EMAIL = textwrap.dedent("""\
     from django.db import models
