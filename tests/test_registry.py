@@ -121,6 +121,30 @@ def test_a_change_in_any_contributing_module_invalidates_the_findings(project):
     assert _codes("club/other.py", config) == [("KD108", 5)]
 
 
+def test_a_trusted_registry_is_not_walked_again_for_a_module_the_walk_leaves_out(project, monkeypatch):
+    """flake8 hands the plugin modules the project's walk skips (``.ropeproject/config.py``):
+    nothing is reported there, known without walking the project again; a module created since
+    where the walk goes is still found."""
+    from keydrift import projectwide
+
+    _write(project, {"club/models.py": MODELS, "club/reset.py": RESET})
+    (project / ".ropeproject").mkdir()
+    (project / ".ropeproject" / "config.py").write_text(RESET)
+    (project / "build").mkdir()
+    (project / "build" / "reset.py").write_text(RESET)
+    config = Config(root=str(project))
+    assert [(f.code, f.line) for f in findings_for("club/reset.py", config, fresh=False)] == [("KD108", 5)]
+    walks = []
+    real = projectwide._project_files
+    monkeypatch.setattr(projectwide, "_project_files", lambda *args: walks.append(args) or real(*args))
+    assert findings_for(".ropeproject/config.py", config, fresh=False) == []
+    assert findings_for("build/reset.py", config, fresh=False) == []
+    assert walks == []
+    (project / "club" / "other.py").write_text(RESET)
+    assert [(f.code, f.line) for f in findings_for("club/other.py", config, fresh=False)] == [("KD108", 5)]
+    assert len(walks) == 1
+
+
 def _modules_asked_of_the_index(monkeypatch) -> list:
     """The modules (relative paths) whose registry facts are asked of the index from now on."""
     from keydrift import projectwide

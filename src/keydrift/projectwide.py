@@ -19,9 +19,10 @@ from contextlib import contextmanager
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from keydrift.codes import REGISTRY_CODES, rule_selected
+from keydrift.config import is_excluded
 from keydrift.deepstack import call_with_deep_stack
 from keydrift.diskcache import CACHE_DIRECTORY, DiskCache, code_fingerprint, digest, file_digest
-from keydrift.files import is_inside, walk
+from keydrift.files import is_inside, skip_directory, walk
 from keydrift.timing import stage
 from keydrift.results import dependencies_hold, fix_from_json, fix_to_json, stale_modules
 from keydrift.types import Config, Finding, Location
@@ -155,6 +156,22 @@ def _still_describes(state: Dict[str, str], path: str) -> bool:
     return not path or state.get(path) == (file_digest(path) or "")
 
 
+def _left_out_of_the_walk(path: str, root: str, config: Config) -> bool:
+    """Whether the project's walk (``_project_files``) certainly leaves the file out: it is
+    outside the root, excluded, or below a directory the walk skips (``.ropeproject``,
+    ``build``). A file the walk may yet find (one created since) is not."""
+    if not path or not is_inside(path, root) or path == root:
+        return bool(path)
+    if is_excluded(path, config):
+        return True
+    directory = root
+    for name in os.path.relpath(os.path.dirname(path), root).split(os.sep):
+        directory = os.path.join(directory, name)
+        if name != os.curdir and skip_directory(directory, config):
+            return True
+    return False
+
+
 def _absolute(path: str, config: Config) -> str:
     """A relative path is taken from the working directory, or from the project root when the
     file is there (as the engine does)."""
@@ -181,6 +198,10 @@ def project_findings(config: Config, fresh: bool = True, path_hint: str = "",
     only = _distribution(path_hint, root) if path_hint and not config.cache else None
     memo_key = _memo_key(config) if only is None else f"{_memo_key(config)}\0{only}"
     memo = _MEMO.get(memo_key)
+    if memo is not None and not fresh and path_hint not in memo[0] and _left_out_of_the_walk(path_hint, root, config):
+        # flake8 checks modules the walk leaves out (one in a hidden directory): the registry
+        # reports nothing in them, and walking the project again for each would tell nothing new
+        return memo[1] or {}
     if memo is not None and not fresh and _still_describes(memo[0], path_hint):
         if memo[1] is not None:
             return memo[1]
