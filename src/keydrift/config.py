@@ -54,10 +54,24 @@ _BY_DIRECTORY: Dict[str, Union[Config, ConfigError]] = {}
 _BY_FILE: Dict[str, Union[Config, ConfigError]] = {}
 
 
+# Memos of what front ends derive from configurations, emptied with them (``derived_memo``).
+_DERIVED: List[dict] = []
+
+
 def clear_cache() -> None:
     _BY_DIRECTORY.clear()
     _BY_FILE.clear()
     _REPOSITORY_ROOTS.clear()
+    for memo in _DERIVED:
+        memo.clear()
+
+
+def derived_memo() -> dict:
+    """A memo of something a front end derives from the configurations loaded here (the one of
+    each directory its files are in), emptied when they are (``clear_cache``)."""
+    memo: dict = {}
+    _DERIVED.append(memo)
+    return memo
 
 
 def load_config(start: str = ".") -> Config:

@@ -15,13 +15,14 @@ import ast
 import os
 from dataclasses import replace
 import sys
-from typing import Any, ContextManager, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Any, ContextManager, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from keydrift import __version__
 from keydrift.analysis.boundary import boundary_warnings
 from keydrift.collector import collect_less_often
 from keydrift.config import (
-    ConfigError, fallback_note, finding_allowed, is_excluded, load_config, load_config_or_parent, root_without_pyproject,
+    ConfigError, derived_memo, fallback_note, finding_allowed, is_excluded, load_config, load_config_or_parent,
+    root_without_pyproject,
 )
 from keydrift.noqa import apply_noqa
 from keydrift.output._common import full_message
@@ -72,8 +73,7 @@ class KeydriftChecker:
 
     def _results(self) -> List[Tuple[int, int, str, type]]:
         stdin = self.filename in _STDIN_NAMES
-        run_config = load_config(os.getcwd())  # the run's own configuration broken: skip the run
-        config, broken = (run_config, None) if stdin else _file_config(self.filename)
+        config, broken = _configuration(None if stdin else self.filename)
         if broken is not None:  # a subtree's: checked with the configuration above it, as the CLI does
             _say_once(fallback_note(broken, config))
         for warning in boundary_warnings(config) if config.config_file else ():
@@ -134,6 +134,23 @@ def _reports_a_keydrift_code(options: object) -> bool:
         return any(decide.decision_for(code) is Decision.Selected for code in RULES_BY_CODE)
     except Exception:  # noqa: BLE001 - another flake8 (or a namespace without its options): run as before
         return True
+
+
+# (working directory, a checked file's directory or None for standard input) -> ``_configuration``
+_CONFIGURATIONS: Dict[Tuple[str, Optional[str]], Tuple[Config, Optional[ConfigError]]] = derived_memo()
+
+
+def _configuration(filename: Optional[str]) -> Tuple[Config, Optional[ConfigError]]:
+    """The configuration a file (None: standard input) is checked with, and the error of a
+    broken one it stands in for (``_file_config``); raises when the run's own configuration,
+    the working directory's, is broken (the run is skipped). Kept per directory: a run's files
+    share a few hundred, and each file's configuration asked the disk again and again."""
+    key = (os.getcwd(), None if filename is None else os.path.dirname(filename))
+    found = _CONFIGURATIONS.get(key)
+    if found is None:
+        run_config = load_config(key[0])
+        found = _CONFIGURATIONS[key] = (run_config, None) if filename is None else _file_config(filename)
+    return found
 
 
 def _file_config(filename: str) -> Tuple[Config, Optional[ConfigError]]:
