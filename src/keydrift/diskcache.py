@@ -60,7 +60,8 @@ def methods_asked(dependency: str) -> Tuple[str, str]:
     return root, path
 
 
-_FILE_DIGESTS: Dict[Tuple[str, int, int], str] = {}
+# A file's digest by its stamp (``_stamp``), for as long as the process lives.
+_FILE_DIGESTS: Dict[Tuple[str, int, int, int, int], str] = {}
 _code_fingerprint: Optional[str] = None
 
 # Within ``one_look``: each file's digest and each directory's listing ("ls:" + its path), as
@@ -103,9 +104,10 @@ def current_look() -> Optional[object]:
 
 
 _Seen = TypeVar("_Seen")
+_Target = TypeVar("_Target")
 
 
-def looked_once(key: str, look: Callable[[str], _Seen], target: str) -> _Seen:
+def looked_once(key: str, look: Callable[[_Target], _Seen], target: _Target) -> _Seen:
     """``look(target)``, asked once per ``key`` inside ``one_look`` (every time outside it);
     keys of this module: a file's path, "ls:" + a directory."""
     if _LOOKED is None:
@@ -122,14 +124,37 @@ def file_digest(path: str) -> Optional[str]:
 
 def _file_digest_now(path: str) -> Optional[str]:
     try:
-        status = os.stat(path)
-        stamp = (path, status.st_mtime_ns, status.st_size)
-        if stamp not in _FILE_DIGESTS:
-            with open(path, "rb") as handle:
-                _FILE_DIGESTS[stamp] = digest(handle.read())
+        return _digest_by_stamp(path, os.stat(path))
     except OSError:
         return None
-    return _FILE_DIGESTS[stamp]
+
+
+def stamped_digest(path: str, status: os.stat_result) -> Optional[str]:
+    """``file_digest`` of a file ``status`` (its ``os.stat``, from a directory's listing) describes
+    already: inside ``one_look`` the file's look, read only when its stamp is new to the process."""
+    return looked_once(path, _digest_or_none, (path, status))
+
+
+def _digest_or_none(stated: Tuple[str, os.stat_result]) -> Optional[str]:
+    try:
+        return _digest_by_stamp(*stated)
+    except OSError:
+        return None
+
+
+def _stamp(path: str, status: os.stat_result) -> Tuple[str, int, int, int, int]:
+    """What identifies a file's content as last read: an edit changes its modification time (or,
+    with the time set back, its change time), an editor's save by renaming its inode."""
+    return (path, status.st_mtime_ns, status.st_ctime_ns, status.st_size, status.st_ino)
+
+
+def _digest_by_stamp(path: str, status: os.stat_result) -> str:
+    stamp = _stamp(path, status)
+    found = _FILE_DIGESTS.get(stamp)
+    if found is None:
+        with open(path, "rb") as handle:
+            found = _FILE_DIGESTS[stamp] = digest(handle.read())
+    return found
 
 
 def remember_digest(path: str, status: os.stat_result, data: bytes) -> str:
@@ -137,7 +162,7 @@ def remember_digest(path: str, status: os.stat_result, data: bytes) -> str:
     ``file_digest`` of the path (normalized, absolute), so that a file read once is not read
     again, and inside ``one_look`` taken as the look at the file (no ``stat`` either)."""
     absolute = os.path.normpath(os.path.abspath(path))
-    stamp = (absolute, status.st_mtime_ns, status.st_size)
+    stamp = _stamp(absolute, status)
     found = _FILE_DIGESTS.get(stamp)  # hashed already (the method index reads every file)
     if found is None:
         found = _FILE_DIGESTS[stamp] = digest(data)

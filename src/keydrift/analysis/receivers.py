@@ -26,19 +26,17 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping,
 from keydrift.analysis.helpernames import name_tokens
 from keydrift.analysis.imports import import_name_for
 from keydrift.diskcache import (
-    CACHE_DIRECTORY, DiskCache, code_fingerprint, current_look, digest, file_digest, looked_once, methods_asked,
+    CACHE_DIRECTORY, DiskCache, code_fingerprint, current_look, digest, methods_asked,
 )
 from keydrift.analysis.tree import (
     FUNCTION_TYPES, FunctionNode, concatenated_literals, parameters, segment, string_literal,
 )
 from keydrift.analysis.values import dotted_name, last_name
+from keydrift.filestate import files_state, files_state_once, forget_state, python_file_digests, python_files, state_of
 from keydrift.forkhelp import made_by_a_helper
 from keydrift.vocabulary import known_answer, mentions_database, remember_answer, text_key
 
-_MAX_INDEXED_FILES = 20_000
-_MAX_INDEXED_DIRECTORIES = 5_000
 _MAX_FILE_BYTES = 2_000_000
-_SKIPPED_DIRECTORIES = frozenset({"__pycache__", "node_modules", "venv", "build", "dist", "site-packages"})
 _CLASS = re.compile(r"^([ \t]*)class[ \t]+(\w+)", re.M)
 _METHOD = re.compile(r"^([ \t]+)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(\s*(?:self|cls)\b", re.M)
 
@@ -208,7 +206,7 @@ def _project_texts(root: str) -> Optional[List[Tuple[str, str]]]:
         _TEXTS.clear()
         texts: Optional[List[Tuple[str, str]]] = []
         size = 0
-        for path in _python_files(root):
+        for path in python_files(root):
             text = _read_regular_file(path)
             size += len(text or "")
             if size > _MAX_KEPT_BYTES:
@@ -391,7 +389,7 @@ _CALLED_METHOD = re.compile(r"\.([A-Za-z_]\w*)\s*\(")
 def forget() -> None:
     _METHOD_INDEXES.clear()
     _HOLDS.clear()
-    _STATES.clear()
+    forget_state()
     _TEXTS.clear()
     _MENTIONED.clear()
 
@@ -400,7 +398,7 @@ def forget_root(root: str) -> None:
     """Let go of one project's method index and texts (another project's turn has come)."""
     _METHOD_INDEXES.pop(root, None)
     _TEXTS.pop(root, None)
-    _STATES.pop(root, None)
+    forget_state(root)
 
 
 def method_index(root: str, module_of: Callable[[str], str], cache: Optional[DiskCache] = None) -> MethodIndex:
@@ -424,7 +422,7 @@ def _still_current(root: str, index: MethodIndex) -> Optional[MethodIndex]:
     if look is None:
         return index
     index.look = look
-    if _files_state(root) == index.state:
+    if files_state(root) == index.state:
         return index
     forget_root(root)
     _HOLDS.clear()
@@ -506,35 +504,11 @@ def _index_of(root: str) -> MethodIndex:
                         DiskCache(os.path.join(root, CACHE_DIRECTORY)))
 
 
-_STATES: Dict[str, str] = {}
-
-
 def project_state(root: str) -> str:
     """A digest of the project's Python files (names and contents) as the method index reads
     them, once per process; the index's own when it is built."""
     index = _METHOD_INDEXES.get(root)
-    if index is not None:
-        return index.state
-    if root not in _STATES:
-        _STATES[root] = _files_state(root)
-    return _STATES[root]
-
-
-def _files_state(root: str) -> str:
-    """The state of the project's Python files as they are now (``_state_of``)."""
-    return _state_of(_python_file_digests(root))
-
-
-def _python_file_digests(root: str) -> List[Tuple[str, Optional[str]]]:
-    """Each of the project's Python files and its digest (None: not a regular file), looked at
-    once per look: the project's state and the index it is compared with see the same files."""
-    return looked_once("py:" + root, lambda top: [(path, _regular_file_digest(path)) for path in _python_files(top)],
-                       root)
-
-
-def _state_of(files: Iterable[Tuple[str, Optional[str]]]) -> str:
-    return digest("\n".join(f"{path}\0{content}" for path, content in files if content is not None).encode(
-        "utf-8", "surrogatepass"))
+    return index.state if index is not None else files_state_once(root)
 
 
 def unique_method(root: str, method: str, module_of: Callable[[str], str],
@@ -575,7 +549,7 @@ def _index(root: str, module_of: Callable[[str], str], cache: DiskCache) -> Meth
     stored = _stored_file_methods(entry)
     kept: Dict[str, list] = {}
     index = MethodIndex(module_of)
-    contents = _python_file_digests(root)
+    contents = python_file_digests(root)
     helped = _HelpedRecords(contents, stored) if _SHARED_WITH_A_HELPER else None
     facts: List[str] = []
     made = 0
@@ -592,7 +566,7 @@ def _index(root: str, module_of: Callable[[str], str], cache: DiskCache) -> Meth
             index.in_database_files.setdefault(name, []).append(path)
         if found.user_model:
             index.settings.append((path, found.user_model))
-    index.state = _state_of(contents)
+    index.state = state_of(contents)
     index.facts = digest("\n".join(facts).encode("utf-8", "surrogatepass"))
     made_from = entry.get("facts") if entry else None
     if made_from == index.facts and isinstance(entry.get("database"), str):  # type: ignore[union-attr]
@@ -686,16 +660,6 @@ def _stored_file_methods(entry: Optional[dict]) -> Dict[str, list]:
     return {p: r for p, r in files.items() if isinstance(r, list)} if isinstance(files, dict) else {}
 
 
-def _regular_file_digest(path: str) -> Optional[str]:
-    """The digest of a regular file (a FIFO named ``x.py`` is never opened), None otherwise."""
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return None
-    except OSError:
-        return None
-    return file_digest(path)
-
-
 def _methods(text: str) -> Iterator[str]:
     """"Class.method" for each method (first parameter ``self``/``cls``): its class is the last
     class statement before it that is indented less."""
@@ -760,21 +724,3 @@ def _read_regular_file(path: str) -> Optional[str]:
         return None
     finally:
         os.close(descriptor)
-
-
-def _python_files(root: str) -> Iterator[str]:
-    """Python files under the root, within bounds: a root that is not a project (``/``, a home
-    directory) must not make the index walk the whole disk."""
-    seen = 0
-    for visited, (directory, subdirectories, names) in enumerate(os.walk(root)):
-        if visited > _MAX_INDEXED_DIRECTORIES:
-            return
-        subdirectories[:] = sorted(
-            d for d in subdirectories if not d.startswith(".") and d not in _SKIPPED_DIRECTORIES
-            and not d.endswith(".egg-info") and not os.path.isfile(os.path.join(directory, d, "pyvenv.cfg")))
-        for name in sorted(names):
-            if name.endswith(".py"):
-                seen += 1
-                if seen > _MAX_INDEXED_FILES:
-                    return
-                yield os.path.join(directory, name)
