@@ -472,3 +472,85 @@ def test_a_statement_read_for_its_keys_and_its_rows_is_parsed_once():
     assert statement is not None and [(k.table, k.column) for k in statement.keys] == [("pages_read_twice", "id")]
     assert shape is not None and shape.columns == (("pages_read_twice", "url"), ("pages_read_twice", "title"))
     assert (sql._parse.cache_info().misses, sql._parse.cache_info().hits) == (1, 1)
+
+
+# --- what the text alone tells: no parse, no sqlglot import ------------------------------------
+
+from keydrift.analysis.sql import binds_no_value, select_shape, selects_no_table  # noqa: E402
+
+# SQL that binds no parameter, in the shapes real code executes (literals, interpolated names,
+# upserts taking the inserted row's values, placeholders only inside literals and comments).
+WITHOUT_PARAMETERS = [
+    "PRAGMA journal_mode=wal;",
+    "SELECT JSON('{\"a\": \"b\"}')",
+    "SELECT rowid FROM kd_interpolated_1 WHERE snapshot_id = kd_interpolated_3",
+    "INSERT OR IGNORE INTO tags(name) VALUES('python')",
+    "INSERT INTO t (url, n) VALUES ('a', 1) ON CONFLICT (url) DO UPDATE SET n = excluded.n",
+    "INSERT INTO t (url, n) VALUES ('a', 1) ON DUPLICATE KEY UPDATE n = VALUES(n)",
+    "UPDATE feeds SET stale = 1 WHERE url = 'x?y'",
+    "DELETE FROM t WHERE a = ':named' -- and b = ?",
+    "SELECT * FROM t WHERE price::text = '1' /* %s */",
+    "  (SELECT 1)",
+]
+WITH_PARAMETERS = [
+    "SELECT * FROM t WHERE a = ?",
+    "SELECT * FROM t WHERE a = %s",
+    "SELECT * FROM t WHERE a = %(a)s",
+    "SELECT * FROM t WHERE a = :a",
+    "SELECT * FROM t WHERE a = $1",
+    "SELECT * FROM t WHERE a = :1",
+    "INSERT INTO t (url) VALUES (?) ON CONFLICT (url) DO UPDATE SET n = excluded.n",
+]
+
+
+@pytest.mark.parametrize("sql", WITHOUT_PARAMETERS)
+def test_sql_binding_no_parameter_has_no_key_naming_a_value(sql):
+    assert binds_no_value(sql)
+    statement = parse_sql(sql)
+    assert statement is not None and all(key.param is None for key in statement.keys), statement
+
+
+@pytest.mark.parametrize("sql", WITH_PARAMETERS + ["no SQL at all", "", "url = ?", "{}"])
+def test_sql_binding_a_parameter_or_no_sql_is_parsed(sql):
+    assert not binds_no_value(sql)
+
+
+@pytest.mark.parametrize("sql", [
+    "PRAGMA journal_mode", "INSERT INTO t SELECT * FROM u", "UPDATE t SET a = 1 FROM u WHERE t.id = u.id",
+    "DELETE FROM t WHERE id IN (SELECT id FROM u)", "CREATE TABLE t (a int)", "SELECT 1", "SELECT JSON('{}')",
+    "select lower('A') as x", "not sql", "BEGIN; SELECT * FROM t",
+])
+def test_rows_known_to_come_from_no_table(sql):
+    assert selects_no_table(sql)
+    shape = select_shape(sql)
+    assert shape is None or not shape.table
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT url FROM feeds", "select * from t where a = ?", "WITH x AS (SELECT 1) SELECT * FROM x",
+    "(SELECT a FROM t)", "SELECT 1 AS from_date", "VALUES (1)",
+])
+def test_rows_that_may_come_from_a_table_are_left_to_sqlglot(sql):
+    assert not selects_no_table(sql)
+
+
+def test_binding_no_value_is_told_by_the_text_whether_or_not_sqlglot_reads_it():
+    # an execute() of it is DB-API SQL reporting no key, with any sqlglot release
+    from keydrift.analysis.sql import _parse
+
+    text = "SELECT FROM WHERE (("
+    assert binds_no_value(text) and _parse(text) is None
+
+
+def test_a_check_meeting_only_sql_without_parameters_does_not_import_sqlglot(tmp_path):
+    (tmp_path / "store.py").write_text(
+        "def setup(conn, table):\n"
+        "    conn.execute('PRAGMA journal_mode=wal;')\n"
+        "    conn.execute(f'INSERT OR IGNORE INTO {table}(name) VALUES(x)')\n"
+        "    for row in conn.execute('SELECT JSON(1)'):\n"
+        "        print(row)\n")
+    code = ("import sys; from keydrift.engine import check_source; from keydrift.types import Config; "
+            f"check_source(open('store.py').read(), 'store.py', Config(root={str(tmp_path)!r}, cache=False)); "
+            "print('sqlglot' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

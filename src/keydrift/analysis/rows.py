@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, List, Optional, Tuple
 
 from keydrift.analysis.accesses import Context, column_of, is_model_name, keyword_args, positional_args, unchain
-from keydrift.analysis.plainsql import selects_no_table
 from keydrift.analysis.tree import all_argument_values, child_nodes, is_true, string_literal
 from keydrift.analysis.values import last_name
 from keydrift.frameworks import dbapi_sql as dbapi
@@ -112,10 +111,10 @@ def chain_rows(call: ast.Call, entity: str, ctx: Context) -> Optional[RowSource]
 
 def sql_rows(text: str) -> Optional[RowSource]:
     """Rows of a DB-API ``execute("SELECT ...")``."""
-    if selects_no_table(text):  # known without sqlglot
-        return None
-    from keydrift.analysis.sql import select_shape
+    from keydrift.analysis.sql import select_shape, selects_no_table
 
+    if selects_no_table(text):  # known from the text, without sqlglot
+        return None
     shape = select_shape(text)
     if shape is None or not shape.table:
         return None

@@ -22,7 +22,6 @@ from keydrift.analysis.chains import (
     positional_args,
 )
 from keydrift.analysis.facts import DEFAULTS, LOOKUP, READ, STORE, WRITE, Step, Value
-from keydrift.analysis.plainsql import binds_nothing
 from keydrift.analysis.values import code, last_name
 from keydrift.frameworks import dbapi_sql as dbapi
 
@@ -136,10 +135,10 @@ def execute_accesses(call: ast.Call, many: bool, reader: ChainReader) -> bool:
     text = _sql_text(args[0], reader)
     if not text:
         return False
-    if binds_nothing(text):  # SQL sqlglot reads, no key of which names a value: nothing to report
-        return True
-    from keydrift.analysis.sql import parse_sql
+    from keydrift.analysis.sql import binds_no_value, parse_sql
 
+    if binds_no_value(text):  # DB-API SQL without a key naming a value: nothing to parse for
+        return True
     statement = parse_sql(text)
     if statement is None:
         return False
