@@ -12,6 +12,7 @@ import json
 import os
 import stat
 import sys
+import time
 from contextlib import contextmanager
 from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Tuple, TypeVar
 
@@ -153,8 +154,22 @@ def _digest_by_stamp(path: str, status: os.stat_result) -> str:
     found = _FILE_DIGESTS.get(stamp)
     if found is None:
         with open(path, "rb") as handle:
-            found = _FILE_DIGESTS[stamp] = digest(handle.read())
+            found = digest(handle.read())
+        if settled(status):
+            _FILE_DIGESTS[stamp] = found
     return found
+
+
+# A file changed this recently may change again within the same tick of the file system's
+# clock, its stamp as it was: what was read of it is not kept by the stamp (git's "racily
+# clean" entries). Two seconds covers the coarsest clocks (FAT's).
+_SETTLING_NS = 2_000_000_000
+
+
+def settled(status: os.stat_result) -> bool:
+    """Whether what ``status`` describes last changed long enough ago that a later change will
+    show in its stamp (``_SETTLING_NS``)."""
+    return max(status.st_mtime_ns, status.st_ctime_ns) < time.time_ns() - _SETTLING_NS
 
 
 def remember_digest(path: str, status: os.stat_result, data: bytes) -> str:
@@ -165,7 +180,9 @@ def remember_digest(path: str, status: os.stat_result, data: bytes) -> str:
     stamp = _stamp(absolute, status)
     found = _FILE_DIGESTS.get(stamp)  # hashed already (the method index reads every file)
     if found is None:
-        found = _FILE_DIGESTS[stamp] = digest(data)
+        found = digest(data)
+        if settled(status):
+            _FILE_DIGESTS[stamp] = found
     if _LOOKED is not None:
         _LOOKED.setdefault(absolute, found)
     return found

@@ -3,19 +3,22 @@ their paths and contents): a result that asked the index records that state, and
 is the same. This module loads none of the analysis, so a warm run checks the state without
 importing the index's module (and the parser-side modules it pulls in).
 
-Looking again is cheap (the editor server looks once per check): the walk lists each directory
-once (``os.scandir``) and takes each file's status from its listing, and a file is read again
-only when its stamp changed (``diskcache.stamped_digest``: modification and change times, size,
-inode); an edit, a new, deleted or moved file changes a stamp or a listing.
+Looking again is cheap (the editor server looks once per check): a directory is listed again
+only when its modification time changed (a file or directory created, deleted or renamed in
+it), each file's status is asked once (one ``stat``), and a file is read again only when its
+stamp changed (``diskcache.stamped_digest``: modification and change times, size, inode): an
+edit, a new, deleted or moved file changes a stamp or a listing. A listing or digest made
+within two seconds of its directory's or file's last change is not kept (a change in the
+same tick of the file system's clock would leave the time as it was).
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from typing import Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
-from keydrift.diskcache import digest, looked_once, stamped_digest
+from keydrift.diskcache import digest, looked_once, settled, stamped_digest
 
 _MAX_INDEXED_FILES = 20_000
 _MAX_INDEXED_DIRECTORIES = 5_000
@@ -44,42 +47,74 @@ def _digests_now(root: str) -> List[Tuple[str, Optional[str]]]:
 
 def _listed(root: str) -> Iterator[_Listed]:
     """The walk: directories in name order, each one's files before its subdirectories; hidden
-    directories, tooling and build output, virtual environments and symbolic links to
-    directories are not entered."""
+    directories, tooling and build output, virtual environments (a directory holding a
+    ``pyvenv.cfg``) and symbolic links to directories are not entered."""
     visited = -1
     files = 0
-    pending = [root]
+    pending = [(root, True)]
     while pending:
-        directory = pending.pop()
+        directory, top = pending.pop()
+        listing = _listing(directory)
+        if listing is None or (not top and listing.pyvenv and os.path.isfile(os.path.join(directory, "pyvenv.cfg"))):
+            continue
         visited += 1
         if visited > _MAX_INDEXED_DIRECTORIES:
             return
-        found, subdirectories = _listing(directory)
-        for name, entry in found:
+        prefix = directory if directory.endswith(os.sep) else directory + os.sep  # as os.path.join
+        for name in listing.files:
             files += 1
             if files > _MAX_INDEXED_FILES:
                 return
-            yield entry.path, _status(entry)
-        pending.extend(reversed(subdirectories))
+            yield prefix + name, _status(prefix + name)
+        pending.extend((subdirectory, False) for subdirectory in reversed(listing.subdirectories))
 
 
-def _listing(directory: str) -> Tuple[List[Tuple[str, "os.DirEntry[str]"]], List[str]]:
-    """The directory's Python files (by name) and the subdirectories the walk enters (sorted)."""
+class _Listing(NamedTuple):
+    """What the walk takes of a directory's entries: its Python files (names) and the
+    subdirectories it may enter (paths), both sorted, and whether one is named ``pyvenv.cfg``."""
+
+    files: List[str]
+    subdirectories: List[str]
+    pyvenv: bool
+
+
+# A directory's listing (``_Listing``) by the directory's modification time and inode.
+_LISTINGS: Dict[str, Tuple[Tuple[int, int], _Listing]] = {}
+
+
+def _listing(directory: str) -> Optional[_Listing]:
+    """The directory's ``_Listing``, made again when its modification time (or inode) changed; None when it
+    cannot be listed (gone or unreadable: as ``os.walk`` without ``onerror``)."""
+    try:
+        status = os.stat(directory)
+    except OSError:
+        return None
+    stamp = (status.st_mtime_ns, status.st_ino)
+    known = _LISTINGS.get(directory)
+    if known is not None and known[0] == stamp:
+        return known[1]
+    try:
+        listing = _listing_now(directory)
+    except OSError:
+        return None
+    if settled(status):
+        _LISTINGS[directory] = (stamp, listing)
+    return listing
+
+
+def _listing_now(directory: str) -> _Listing:
     files = []
     subdirectories = []
-    try:
-        with os.scandir(directory) as entries:
-            for entry in entries:
-                name = entry.name
-                if name.endswith(".py") and not _is_directory(entry):
-                    files.append((name, entry))
-                elif _entered(entry):
-                    subdirectories.append(entry.path)
-    except OSError:
-        return [], []  # gone or unreadable: as ``os.walk`` without ``onerror``
-    files.sort()
-    subdirectories.sort()
-    return files, subdirectories
+    pyvenv = False
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            name = entry.name
+            if name.endswith(".py") and not _is_directory(entry):
+                files.append(name)
+            elif _entered(entry):
+                subdirectories.append(entry.path)
+            pyvenv = pyvenv or name == "pyvenv.cfg"
+    return _Listing(sorted(files), sorted(subdirectories), pyvenv)
 
 
 def _is_directory(entry: "os.DirEntry[str]") -> bool:
@@ -93,14 +128,12 @@ def _entered(entry: "os.DirEntry[str]") -> bool:
     name = entry.name
     if name.startswith(".") or name in _SKIPPED_DIRECTORIES or name.endswith(".egg-info"):
         return False
-    if not _is_directory(entry) or entry.is_symlink():
-        return False
-    return not os.path.isfile(os.path.join(entry.path, "pyvenv.cfg"))
+    return _is_directory(entry) and not entry.is_symlink()
 
 
-def _status(entry: "os.DirEntry[str]") -> Optional[os.stat_result]:
+def _status(path: str) -> Optional[os.stat_result]:
     try:
-        return entry.stat()
+        return os.stat(path)
     except OSError:
         return None
 
@@ -110,9 +143,17 @@ def state_of(files: Iterable[Tuple[str, Optional[str]]]) -> str:
         "utf-8", "surrogatepass"))
 
 
+# The last state made of each project root, with the files and digests it was made from.
+_LAST_STATES: Dict[str, Tuple[List[Tuple[str, Optional[str]]], str]] = {}
+
+
 def files_state(root: str) -> str:
     """The state of the project's Python files as they are now (``state_of``)."""
-    return state_of(python_file_digests(root))
+    files = python_file_digests(root)
+    last = _LAST_STATES.get(root)
+    if last is None or last[0] != files:
+        last = _LAST_STATES[root] = (files, state_of(files))
+    return last[1]
 
 
 _STATES: Dict[str, str] = {}
