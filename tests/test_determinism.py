@@ -414,3 +414,23 @@ def _contributions(root: Path) -> Dict[str, object]:
         found.update({os.path.relpath(path, root): record["keys"] for path, record in modules.items()})
     assert found
     return found
+
+
+def test_an_edit_under_an_import_cycle_is_checked_again_without_running_out_of_stack(tmp_path: Path) -> None:
+    """The run after an edit revalidates the stored exports of the cycle's modules, each of
+    which read the other: a revalidation that did not cut the cycle short recursed until the
+    stack ran out (KD901 'nested too deeply' in the cycle's importers, and a slow run)."""
+    root = write_project(tmp_path, CYCLE)
+
+    def run() -> str:
+        proc = subprocess.run([sys.executable, "-m", "keydrift", "check", "-j", "1", "-q", "."], cwd=root,
+                              capture_output=True, text=True, timeout=300)
+        assert "Traceback" not in proc.stderr, proc.stderr
+        return proc.stdout
+
+    cold = run()
+    with open(root / "app" / "models.py", "a") as handle:
+        handle.write("# an edit that changes no summary\n")
+    edited = run()
+    assert "KD901" not in edited
+    assert edited == cold and "app/flows.py:8:" in cold
