@@ -14,7 +14,7 @@ import stat
 import sys
 import time
 from contextlib import contextmanager
-from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Tuple, TypeVar
+from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Tuple, TypeVar
 
 from keydrift import __version__
 
@@ -59,6 +59,23 @@ def methods_asked(dependency: str) -> Tuple[str, str]:
     """(project root, module file or "" for the user model) of a methods dependency."""
     root, _, path = dependency[len(METHODS_DEPENDENCY):].partition("\n")
     return root, path
+
+
+class MethodsAnswer(NamedTuple):
+    """The value of a methods dependency (``receivers.recorded_answers``); a damaged value reads
+    with empty parts, and one without ``names`` never holds."""
+
+    state: str  # the project's files as the index read them
+    facts: str  # what the index was made from
+    answers: str  # a digest of its answers for the names asked
+    names: str  # the names asked, space-separated
+
+    def value(self) -> str:
+        return "/".join(self)
+
+    @classmethod
+    def read(cls, value: str) -> "MethodsAnswer":
+        return cls(*(value.split("/", 3) + ["", "", ""])[:4])
 
 
 # A file's digest by its stamp (``_stamp``), for as long as the process lives.

@@ -19,8 +19,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from keydrift.diskcache import (  # noqa: F401 - one_look, new_look: the results cache's API
-    CACHE_DIRECTORY, EXPORT_DEPENDENCY, METHODS_DEPENDENCY, DiskCache, code_fingerprint, digest, directory_state,
-    file_digest, methods_asked, new_look, one_look,
+    CACHE_DIRECTORY, EXPORT_DEPENDENCY, METHODS_DEPENDENCY, DiskCache, MethodsAnswer, code_fingerprint, digest,
+    directory_state, file_digest, methods_asked, new_look, one_look,
 )
 from keydrift.filestate import files_state_once
 from keydrift.types import Config, Finding, FixFacts, Location, Span
@@ -224,9 +224,9 @@ def _answers_hold(dependency: str, recorded: str) -> bool:
     Before the index's module is loaded, the project's files found as they were (the first part
     of the value) are enough, and known without loading it: a warm run of an unchanged project."""
     if "keydrift.analysis.receivers" not in sys.modules:
-        state, *rest = recorded.split("/", 3)
+        answer = MethodsAnswer.read(recorded)
         # (a value without a name asked is damaged: never holds)
-        if len(rest) == 3 and rest[2] and state == files_state_once(methods_asked(dependency)[0]):
+        if answer.names and answer.state == files_state_once(methods_asked(dependency)[0]):
             return True
     from keydrift.analysis.receivers import answers_hold  # only a result that asked loads it
 

@@ -26,7 +26,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping,
 from keydrift.analysis.helpernames import name_tokens
 from keydrift.analysis.imports import import_name_for
 from keydrift.diskcache import (
-    CACHE_DIRECTORY, DiskCache, code_fingerprint, current_look, digest, methods_asked,
+    CACHE_DIRECTORY, DiskCache, MethodsAnswer, code_fingerprint, current_look, digest, methods_asked,
 )
 from keydrift.analysis.tree import (
     FUNCTION_TYPES, FunctionNode, concatenated_literals, parameters, segment, string_literal,
@@ -479,7 +479,7 @@ def recorded_answers(index: MethodIndex, names: Iterable[str]) -> str:
     asks it about them without reading the module again: they are its text's as analyzed, an
     editor's buffer included; were the module edited since, its own digest decides)."""
     asked = sorted(names)
-    return f"{index.state}/{index.facts}/{method_answers(index, asked)}/{' '.join(asked)}"
+    return MethodsAnswer(index.state, index.facts, method_answers(index, asked), " ".join(asked)).value()
 
 
 # (methods dependency, value recorded) -> whether it holds: the index is built once per process
@@ -492,7 +492,7 @@ def answers_hold(dependency: str, recorded: str) -> bool:
     key = (dependency, recorded)
     if key not in _HOLDS:
         root, _ = methods_asked(dependency)
-        state, facts, answers, names = (recorded.split("/", 3) + ["", "", ""])[:4]
+        state, facts, answers, names = MethodsAnswer.read(recorded)
         # every value records at least one name: one without is damaged (never holds)
         _HOLDS[key] = bool(names) and (state == project_state(root) or facts == _index_of(root).facts
                                        or method_answers(_index_of(root), names.split(" ")) == answers)
