@@ -166,12 +166,16 @@ def _stamp(path: str, status: os.stat_result) -> Tuple[str, int, int, int, int]:
     return (path, status.st_mtime_ns, status.st_ctime_ns, status.st_size, status.st_ino)
 
 
-def _digest_by_stamp(path: str, status: os.stat_result) -> str:
+def _digest_by_stamp(path: str, status: os.stat_result, data: Optional[bytes] = None) -> str:
+    """The digest of the file ``status`` describes, its bytes read (or ``data``, read already)
+    only when the stamp is new to the process; kept by the stamp once the file has settled."""
     stamp = _stamp(path, status)
     found = _FILE_DIGESTS.get(stamp)
     if found is None:
-        with open(path, "rb") as handle:
-            found = digest(handle.read())
+        if data is None:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        found = digest(data)
         if settled(status):
             _FILE_DIGESTS[stamp] = found
     return found
@@ -194,12 +198,7 @@ def remember_digest(path: str, status: os.stat_result, data: bytes) -> str:
     ``file_digest`` of the path (normalized, absolute), so that a file read once is not read
     again, and inside ``one_look`` taken as the look at the file (no ``stat`` either)."""
     absolute = os.path.normpath(os.path.abspath(path))
-    stamp = _stamp(absolute, status)
-    found = _FILE_DIGESTS.get(stamp)  # hashed already (the method index reads every file)
-    if found is None:
-        found = digest(data)
-        if settled(status):
-            _FILE_DIGESTS[stamp] = found
+    found = _digest_by_stamp(absolute, status, data)  # hashed already if the method index read it
     if _LOOKED is not None:
         _LOOKED.setdefault(absolute, found)
     return found
