@@ -1,0 +1,176 @@
+"""Whether a module without database vocabulary of its own is analyzed: when a project module it
+imports has a function that reads or writes keys (``engine.relevance``), however many modules
+without vocabulary lie between it and the database helper; not when that chain is broken."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict
+
+import pytest
+
+from keydrift.analysis.project import forget_indexes
+from keydrift.config import clear_cache, load_config
+from keydrift.engine import relevance
+from keydrift.vocabulary import mentions_database
+from tests.test_project_index import run, write_project
+
+MODELS = """
+    from django.db import models
+
+    class Account(models.Model):
+        email = models.EmailField()
+"""
+
+REPO = """
+    from app.models import Account
+
+    def find_account(email):
+        return Account.objects.filter(email=email).first()
+
+    def add_account(email):
+        Account.objects.create(email=email)
+
+    def describe(email):
+        return f"account {email}"
+"""
+
+# no vocabulary: reads and writes through the repository's functions, by its parameter
+SERVICE = """
+    from app.repo import add_account, find_account
+
+    def lookup(email):
+        return find_account(email)
+
+    def register(email):
+        add_account(email)
+"""
+
+# no vocabulary: reads and writes only through the service
+VIEWS = """
+    from app.service import lookup, register
+
+    def signup(email):
+        if lookup(email) is None:
+            register(email.lower())
+"""
+
+KD102 = "app/views.py:5:9: KD102 Account.email"
+
+# services that import the repository, or not, and pass nothing of their parameters to a read or write
+BROKEN_SERVICES = {
+    "calls a function of the repository that reads nothing": """
+        from app.repo import describe
+
+        def lookup(email):
+            return describe(email)
+
+        def register(email):
+            return describe(email)
+    """,
+    "imports the repository's functions without calling them": """
+        from app.repo import add_account, find_account  # noqa: F401
+
+        def lookup(email):
+            return email.strip()
+
+        def register(email):
+            return email
+    """,
+    "calls them with a constant key": """
+        from app.repo import add_account, find_account
+
+        def lookup(email):
+            return find_account("admin@example.com")
+
+        def register(email):
+            add_account("admin@example.com")
+    """,
+    "imports nothing": """
+        def lookup(email):
+            return email.strip()
+
+        def register(email):
+            return email
+    """,
+}
+
+
+def chain(tmp_path: Path, service: str = SERVICE, **more: str) -> Dict[str, str]:
+    files = {"app/__init__.py": "", "app/models.py": MODELS, "app/repo.py": REPO, "app/service.py": service,
+             "app/views.py": VIEWS, **{name.replace("__", "/") + ".py": text for name, text in more.items()}}
+    write_project(tmp_path, files)
+    return files
+
+
+def reason(root: Path, name: str = "app/views.py") -> str:
+    clear_cache()
+    forget_indexes()
+    path = root / name
+    return relevance(path.read_text(), str(path), load_config(str(path))).reason
+
+
+def test_the_modules_between_the_caller_and_the_database_have_no_vocabulary(tmp_path: Path) -> None:
+    chain(tmp_path)
+    assert [mentions_database((tmp_path / "app" / name).read_text()) for name in ("views.py", "service.py")] \
+        == [False, False]
+
+
+def test_a_caller_two_modules_without_vocabulary_away_from_the_database_is_analyzed(tmp_path: Path) -> None:
+    chain(tmp_path)
+    assert reason(tmp_path) == "imports"
+    proc = run(["keydrift", "check", "."], tmp_path)
+    assert KD102 in proc.stdout, proc.stdout + proc.stderr
+    assert "read via lookup() (app/service.py:4) -> find_account() (app/repo.py:4)" in proc.stdout
+
+
+@pytest.mark.parametrize("service", BROKEN_SERVICES.values(), ids=list(BROKEN_SERVICES))
+def test_a_caller_is_not_analyzed_when_the_chain_to_the_database_is_broken(tmp_path: Path, service: str) -> None:
+    chain(tmp_path, service)
+    assert reason(tmp_path) == ""
+    proc = run(["keydrift", "check", "."], tmp_path)
+    assert proc.returncode == 0 and "KD" not in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_a_module_without_vocabulary_may_read_a_key_itself(tmp_path: Path) -> None:
+    """A read the vocabulary does not name (a peewee model's ``get``): the module's own text
+    cannot say that its importers are not analyzed, only its functions' summaries can."""
+    chain(tmp_path, app__lookup="""
+        from app.models import Account
+
+        def find(email):
+            return Account.get(Account.email == email)
+    """, app__page="""
+        from app.lookup import find
+
+        def show(email):
+            return find(email.strip())
+    """)
+    assert not mentions_database((tmp_path / "app" / "lookup.py").read_text())
+    assert reason(tmp_path, "app/page.py") == "imports"
+
+
+def test_a_cached_run_follows_an_edit_of_the_module_in_the_middle_of_the_chain(tmp_path: Path) -> None:
+    chain(tmp_path)
+    service = tmp_path / "app" / "service.py"
+    assert KD102 in run(["keydrift", "check", "."], tmp_path).stdout
+    write_project(tmp_path, {"app/service.py": BROKEN_SERVICES["calls them with a constant key"]})
+    proc = run(["keydrift", "check", "."], tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    write_project(tmp_path, {"app/service.py": SERVICE})
+    assert KD102 in run(["keydrift", "check", "."], tmp_path).stdout
+    assert service.read_text().startswith("from app.repo import add_account")
+
+
+def test_a_cached_run_follows_an_edit_at_the_far_end_of_the_chain(tmp_path: Path) -> None:
+    """The repository's functions stop reading and writing: the views, two imports away, are
+    no longer analyzed; once they do again, the finding is back."""
+    chain(tmp_path)
+    assert KD102 in run(["keydrift", "check", "."], tmp_path).stdout
+    repo = tmp_path / "app" / "repo.py"
+    repo.write_text(repo.read_text().replace("Account.objects.filter(email=email).first()", "None")
+                    .replace("Account.objects.create(email=email)", "pass"))
+    assert run(["keydrift", "check", "."], tmp_path).returncode == 0
+    chain(tmp_path)
+    assert KD102 in run(["keydrift", "check", "."], tmp_path).stdout
+
