@@ -174,3 +174,19 @@ def test_a_cached_run_follows_an_edit_at_the_far_end_of_the_chain(tmp_path: Path
     chain(tmp_path)
     assert KD102 in run(["keydrift", "check", "."], tmp_path).stdout
 
+
+def test_an_editor_check_follows_edits_of_the_modules_in_the_chain(tmp_path: Path) -> None:
+    """The editor server's check of the views, in one process, while the service is edited."""
+    from keydrift.lsp import document_findings
+
+    forget_indexes()
+    chain(tmp_path, BROKEN_SERVICES["imports nothing"])
+    views = tmp_path / "app" / "views.py"
+    config = load_config(str(views))
+    assert document_findings(views.read_text(), str(views), config) == []
+    write_project(tmp_path, {"app/service.py": SERVICE})
+    found = document_findings(views.read_text(), str(views), config)
+    assert [(f.code, f.line) for f in found] == [("KD102", 5)]
+    write_project(tmp_path, {"app/service.py": BROKEN_SERVICES["calls them with a constant key"]})
+    assert document_findings(views.read_text(), str(views), config) == []
+    forget_indexes()

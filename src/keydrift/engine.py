@@ -18,7 +18,7 @@ from keydrift.analysis.module import analyze
 from keydrift.analysis.parsing import SourceRejected
 from keydrift import budget as time_budget
 from keydrift.deepstack import call_with_deep_stack
-from keydrift.diskcache import EXPORT_DEPENDENCY, digest, exported_module
+from keydrift.diskcache import EXPORT_DEPENDENCY, current_look, digest, exported_module
 from keydrift.analysis.imports import absolute_module, import_name_for
 from keydrift.source import physical_lines
 from keydrift.analysis.project import ProjectIndex, moving_to, project_index
@@ -122,10 +122,12 @@ class Relevance(NamedTuple):
     methods_consulted: bool
 
 
-# The answer of the last check, by file, configuration and text: the registry asks about a
-# module right after its check (``projectwide.offer_after_check``). One answer only, never an
-# old one: whether an import makes a module relevant can change with another file.
-_LAST_RELEVANCE: List[Tuple[str, str, Relevance]] = []
+# The answer of the last check, by file, configuration and text, and the look it was made in
+# (``diskcache.one_look``): the registry asks about a module right after its check
+# (``projectwide.offer_after_check``). One answer only, and only inside that look: whether an
+# import makes a module relevant can change with another file (an editor server checks a file
+# again, its text unchanged, after a module it imports through others was edited).
+_LAST_RELEVANCE: List[Tuple[str, str, object, Relevance]] = []
 
 
 def database_relevant(text: str, path: str, config: Config) -> bool:
@@ -137,8 +139,10 @@ def database_relevant(text: str, path: str, config: Config) -> bool:
 
 def relevance(text: str, path: str, config: Config) -> Relevance:
     """``database_relevant``, with the reason (see ``Relevance``)."""
-    if _LAST_RELEVANCE and _LAST_RELEVANCE[0][:2] == (_relevance_key(path, config), text):
-        return _LAST_RELEVANCE[0][2]
+    look = current_look()
+    if _LAST_RELEVANCE and look is not None and _LAST_RELEVANCE[0][2] is look \
+            and _LAST_RELEVANCE[0][:2] == (_relevance_key(path, config), text):
+        return _LAST_RELEVANCE[0][3]
     if relevant_by_text(text, config):
         return Relevance("text", False)
     # the imported modules are summarized through chains of imports as deep as the analysis's
@@ -159,7 +163,7 @@ def _relevance_by_project(text: str, path: str, config: Config) -> Relevance:
 def _checked_relevance(text: str, path: str, config: Config) -> bool:
     """The prefilter's answer for a module being checked, kept for the registry's question."""
     answer = relevance(text, path, config)
-    _LAST_RELEVANCE[:] = [(_relevance_key(path, config), text, answer)]
+    _LAST_RELEVANCE[:] = [(_relevance_key(path, config), text, current_look(), answer)]
     return bool(answer.reason)
 
 
