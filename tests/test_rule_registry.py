@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from keydrift.codes import FIXABLE_CODES, REGISTRY_CODES
+from keydrift.codes import ALL_CODES, FIXABLE_CODES, REGISTRY_CODES
 from keydrift.fixes import FIXERS
 from keydrift.rules import ALL_RULES, REGISTRY_RULES, find_rule
 from keydrift.rules._base import REQUIRED_SECTIONS
@@ -20,6 +20,10 @@ def test_codes_are_unique_and_in_order() -> None:
     assert len(codes) == len(set(codes))
     assert codes == sorted(codes)
     assert all(re.fullmatch(r"KD\d{3}", c) and c[2] in FAMILIES for c in codes)
+
+
+def test_all_codes_are_the_rules_codes() -> None:
+    assert ALL_CODES == tuple(rule.CODE for rule in ALL_RULES)
 
 
 def test_the_registry_codes_are_the_registry_rules() -> None:

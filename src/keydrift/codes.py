@@ -7,6 +7,14 @@ from typing import Tuple
 
 from keydrift.types import Config
 
+# The code of every rule (``rules.ALL_RULES``, in order; a test keeps the two the same): the
+# flake8 plugin decides from them whether flake8's selection lets any through, in flake8's main
+# process, which its workers fork from: importing the rules there cost more than a warm
+# worker's whole check.
+ALL_CODES: Tuple[str, ...] = ("KD101", "KD102", "KD103", "KD104", "KD105", "KD106", "KD107", "KD108", "KD109",
+                              "KD110", "KD201", "KD202", "KD203", "KD301", "KD302", "KD401", "KD402", "KD403",
+                              "KD404", "KD405", "KD406", "KD407", "KD900", "KD901")
+
 # The codes of ``rules.REGISTRY_RULES`` (a test keeps the two the same): whether a run needs the
 # project-wide registry is decided without importing the rules.
 REGISTRY_CODES: Tuple[str, ...] = ("KD108", "KD109", "KD110")

@@ -19,6 +19,7 @@ from typing import Any, ContextManager, Dict, Iterator, List, Optional, Sequence
 
 from keydrift import __version__
 from keydrift.analysis.boundary import boundary_warnings
+from keydrift.codes import ALL_CODES
 from keydrift.collector import collect_less_often
 from keydrift.config import (
     ConfigError, derived_memo, fallback_note, finding_allowed, is_excluded, load_config, load_config_or_parent,
@@ -128,10 +129,8 @@ def _reports_a_keydrift_code(options: object) -> bool:
     try:
         from flake8.style_guide import Decision, DecisionEngine
 
-        from keydrift.rules import RULES_BY_CODE
-
         decide = DecisionEngine(options)  # type: ignore[arg-type]
-        return any(decide.decision_for(code) is Decision.Selected for code in RULES_BY_CODE)
+        return any(decide.decision_for(code) is Decision.Selected for code in ALL_CODES)
     except Exception:  # noqa: BLE001 - another flake8 (or a namespace without its options): run as before
         return True
 
