@@ -756,6 +756,27 @@ def test_loop_variables_are_followed_to_the_collection_the_outermost_loop_walks(
     assert loop_sources.literal_strings(ast.parse("[1, 'a']").body[0].value, (loop_sources.EACH,)) is None
 
 
+
+def test_one_look_at_a_scope_answers_each_name_as_a_walk_per_name_would():
+    from keydrift.analysis import loop_sources
+    scope = ast.parse(
+        "for k, (v, k) in pairs.items():\n    pass\n"  # k's first place in the target
+        "for a, *rest in rows:\n    pass\n"  # a starred name is not an element at a place
+        "for x in first:\n    pass\n"
+        "for x in second:\n    pass\n"  # two loops bind x: no one collection
+        "for y in third:\n    pass\n"
+        "(y := 1)\n"  # an assignment binds y too
+        "for z in [w for w in table]:\n    pass\n")
+    loops = loop_sources.ScopeLoops(scope)
+    iterable, place = loops.only_loop_binding("k")
+    assert ast.unparse(iterable) == "pairs.items()" and place == (0,)
+    assert loops.only_loop_binding("rest") is None and loops.only_loop_binding("a")[1] == (loop_sources.EACH, 0)
+    assert loops.only_loop_binding("x") is None and loops.only_loop_binding("y") is None
+    assert (loops.walked_from("w").root, loops.walked_from("w").path) == ("table", (loop_sources.EACH,))
+    assert loops.walked_from("z") is None  # a comprehension is not a plain index of a table
+    for text in ("k", "a[1]", "x", "y", "w", "z", "rest[0]"):
+        assert loops.walked_from(text) == loop_sources.walked_from(text, scope)
+
 @pytest.mark.parametrize("in_a_worker", [True, False])
 def test_a_flake8_worker_checks_what_it_analyzed_for_an_importer(project, monkeypatch, in_a_worker):
     """In one of flake8's workers, a module the index analyzed for an importer is checked at

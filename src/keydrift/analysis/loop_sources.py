@@ -35,22 +35,64 @@ def walked_from(text: str, scope: ast.AST) -> Optional[LoopSource]:
     """The collection a value written as ``text`` (an origin: ``s[0]``) is an element of, through
     the loops of ``scope`` that bind its names; None when no loop binds it or a step is not a
     plain index (a call, an attribute: a record's field, not a table's)."""
-    parsed = _parse(text)
-    if parsed is None:
-        return None
-    name, path = parsed
-    followed = 0
-    while True:
-        binding = _only_loop_binding(scope, name)
-        if binding is None:
-            break
-        iterable, within = binding
-        parsed = _walk_of(iterable)
-        if parsed is None or followed >= _MAX_LOOPS:
+    return ScopeLoops(scope).walked_from(text)
+
+
+class ScopeLoops:
+    """The loops and assignments of one scope, found in one walk of it, however many origins are
+    asked about (the registry asks for every key written as given in a function, or at a
+    module's top level, where the scope is the whole module)."""
+
+    def __init__(self, scope: ast.AST) -> None:
+        self.scope = scope
+        self._walked = False  # the scope is walked when the first origin is asked about
+        self._loops: List[Union[ast.For, ast.AsyncFor, ast.comprehension]] = []
+        self._assigned: List[ast.expr] = []  # the targets of assignments
+
+    def walked_from(self, text: str) -> Optional[LoopSource]:
+        """``walked_from`` in this scope."""
+        parsed = _parse(text)
+        if parsed is None:
             return None
-        name, path = parsed[0], parsed[1] + within + path
-        followed += 1
-    return LoopSource(name, path) if followed else None
+        name, path = parsed
+        followed = 0
+        while True:
+            binding = self.only_loop_binding(name)
+            if binding is None:
+                break
+            iterable, within = binding
+            parsed = _walk_of(iterable)
+            if parsed is None or followed >= _MAX_LOOPS:
+                return None
+            name, path = parsed[0], parsed[1] + within + path
+            followed += 1
+        return LoopSource(name, path) if followed else None
+
+    def only_loop_binding(self, name: str) -> Optional[Tuple[ast.expr, Tuple[PathStep, ...]]]:
+        """The iterable of the one loop that binds ``name`` in the scope, with the element step
+        and the place of the name in its target (``for k, v in d.items()``: v is ``(*items,
+        1)``); None when no loop or more than one binding does."""
+        if not self._walked:
+            self._walk()
+        if any(_place(target, name) is not None for target in self._assigned):
+            return None
+        found: List[Tuple[ast.expr, Tuple[PathStep, ...]]] = []
+        for loop in self._loops:
+            place = _place(loop.target, name)
+            if place is not None:
+                each: Tuple[PathStep, ...] = () if _is_view(loop.iter) else (EACH,)
+                found.append((loop.iter, each + place))
+        return found[0] if len(found) == 1 else None
+
+    def _walk(self) -> None:
+        self._walked = True
+        for node in tree.walk(self.scope):
+            if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+                self._loops.append(node)
+            elif isinstance(node, ast.Assign):
+                self._assigned.extend(node.targets)
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+                self._assigned.append(node.target)
 
 
 _ORIGIN = re.compile(r"^([A-Za-z_]\w*)((?:\[(?:\*|-?\d+|\"[^\"\\]*\"|'[^'\\]*')\])*)$")
@@ -88,25 +130,6 @@ def _walk_of(node: ast.expr) -> Optional[Tuple[str, Tuple[PathStep, ...]]]:
     if not isinstance(node, ast.Name):
         return None
     return node.id, tuple(reversed(path)) + ((view,) if view else ())
-
-
-def _only_loop_binding(scope: ast.AST, name: str) -> Optional[Tuple[ast.expr, Tuple[PathStep, ...]]]:
-    """The iterable of the one loop that binds ``name`` in ``scope``, with the element step and
-    the place of the name in its target (``for k, v in d.items()``: v is ``(*items, 1)``); None
-    when no loop or more than one binding does."""
-    found: List[Tuple[ast.expr, Tuple[PathStep, ...]]] = []
-    for node in tree.walk(scope):
-        if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-            place = _place(node.target, name)
-            if place is not None:
-                iterable = node.iter
-                each: Tuple[PathStep, ...] = () if _is_view(iterable) else (EACH,)
-                found.append((iterable, each + place))
-        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(_place(t, name) is not None for t in targets):
-                return None
-    return found[0] if len(found) == 1 else None
 
 
 def _is_view(node: ast.expr) -> bool:

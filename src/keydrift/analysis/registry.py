@@ -143,14 +143,14 @@ def module_keys(analysis: Any, tree: ast.Module, path: str) -> ModuleKeys:
     for name in names:
         walker = analysis.walker(name)
         params = analysis.units[name].params if name in analysis.units else ()
-        scope = analysis.units[name].node if name in analysis.units else tree
+        loops = loop_sources.ScopeLoops(analysis.units[name].node if name in analysis.units else tree)
         seen = set()
         for access in walker.accesses:
             use = _use(access, name, params, path, analysis.statement_of)
             if use is not None and use.origin is Origin.CONSTANT:
                 use = _literal(use)
             elif use is not None and not use.steps and use.origin not in (Origin.PARAMETER, Origin.RECORD):
-                use = _walked_table(use, scope, params, tables)
+                use = _walked_table(use, loops, params, tables)
             if use is not None and use not in seen:
                 seen.add(use)
                 uses.append(use)
@@ -203,13 +203,14 @@ def _literal(use: KeyUse) -> KeyUse:
     return use if value is None else replace(use, constants=(value,))
 
 
-def _walked_table(use: KeyUse, scope: ast.AST, params: Tuple[str, ...], tables: Dict[str, ast.expr]) -> KeyUse:
+def _walked_table(use: KeyUse, loops: loop_sources.ScopeLoops, params: Tuple[str, ...],
+                  tables: Dict[str, ast.expr]) -> KeyUse:
     """A key taken from a collection by loops (``for s in group[1]["settings"]: ... s[0]``) has
     the origin of the collection the outermost loop walks, whatever its variables are named: a
     parameter's (the callers decide what is stored or looked up: a fixture table, like any
     argument) unless the parameter's name says input, or a literal table of the module's, whose
     strings are the keys stored (``constants``)."""
-    source = loop_sources.walked_from(use.origin_text, scope)
+    source = loops.walked_from(use.origin_text)
     if source is None:
         return use
     if source.root in params:
