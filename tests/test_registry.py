@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -478,7 +479,9 @@ def find(email):
 def test_a_module_whose_uses_no_registry_rule_reports_at_does_not_assemble_the_registry(project, monkeypatch):
     """A lookup by a record's own field, a literal stored, a parameter passed on as given (its
     callers are looked at): no registry rule reports at such a use, so checking the module
-    alone builds no registry, while the module still contributes its uses to the others'."""
+    alone builds no registry (without a disk cache, nothing is kept for another file: the
+    project's files are not even walked and hashed), while the module still contributes its
+    uses to the others'."""
     from keydrift import projectwide
     from keydrift.analysis.registry import may_be_reported
 
@@ -491,7 +494,12 @@ def test_a_module_whose_uses_no_registry_rule_reports_at_does_not_assemble_the_r
         raise AssertionError("the registry was built")
     with monkeypatch.context() as patched:
         patched.setattr(projectwide, "_build", refuse)
+        patched.setattr(projectwide, "_project_files", refuse)
         assert findings_for("club/profile.py", config) == []
+        assert findings_for("club/profile.py", config, fresh=False) == []
+    with monkeypatch.context() as patched:  # with a disk cache the registry's entry is looked up
+        patched.setattr(projectwide, "_build", refuse)
+        assert findings_for("club/profile.py", replace(config, cache=True)) == []
     assert _codes("club/reset.py", config) == [("KD108", 5)]
 
 
