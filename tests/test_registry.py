@@ -503,6 +503,18 @@ def test_a_module_whose_uses_no_registry_rule_reports_at_does_not_assemble_the_r
     assert _codes("club/reset.py", config) == [("KD108", 5)]
 
 
+def test_a_one_file_check_asks_once_whether_its_module_needs_the_registry(project, monkeypatch):
+    from keydrift import projectwide
+
+    _write(project, {"club/models.py": MODELS, "club/reset.py": RESET})
+    asked = []
+    real = projectwide._may_hold_findings
+    monkeypatch.setattr(projectwide, "_may_hold_findings", lambda *args: asked.append(args[0]) or real(*args))
+    assert [(f.code, f.line) for f in findings_for("club/reset.py", Config(root=str(project), cache=False))] \
+        == [("KD108", 5)]
+    assert len(asked) == 1
+
+
 def _registry_projects() -> list:
     """The annotated cases about the registry and the registry rules' examples: (name, files, pyproject)."""
     from keydrift.rules import REGISTRY_RULES

@@ -198,10 +198,11 @@ def project_findings(config: Config, fresh: bool = True, path_hint: str = "",
     only = _distribution(path_hint, root) if path_hint and not config.cache else None
     memo_key = _memo_key(config) if only is None else f"{_memo_key(config)}\0{only}"
     memo = _MEMO.get(memo_key)
-    if memo is None and path_hint and not config.cache and not _may_hold_findings(path_hint, config):
-        # the first file asked about (a one-file check): without a disk cache nothing is stored
-        # for another, so a module with no use a registry rule may report at needs the project
-        # neither assembled nor walked and hashed
+    # the first file asked about (a one-file check): without a disk cache nothing is stored for
+    # another, so a module with no use a registry rule may report at needs the project neither
+    # assembled nor walked and hashed
+    asked_first = memo is None and bool(path_hint) and not config.cache
+    if asked_first and not _may_hold_findings(path_hint, config):
         return {}
     if memo is not None and not fresh and path_hint not in memo[0] and _left_out_of_the_walk(path_hint, root, config):
         # flake8 checks modules the walk leaves out (one in a hidden directory): the registry
@@ -219,7 +220,7 @@ def project_findings(config: Config, fresh: bool = True, path_hint: str = "",
     key = _entry_key(config)
     entry = cache.load(key)
     found = _load(entry, state)
-    if found is None and path_hint and not _may_hold_findings(path_hint, config):
+    if found is None and path_hint and not asked_first and not _may_hold_findings(path_hint, config):
         # a registry finding sits at a use a rule may report at: this module has none
         _MEMO[memo_key] = (state, None)
         return {}
