@@ -204,6 +204,41 @@ def remember_digest(path: str, status: os.stat_result, data: bytes) -> str:
     return found
 
 
+# The cache folders whose kept digests this process has read (``read_kept_digests``), each with
+# how many digests it knew of then.
+_DIGESTS_READ: Dict[str, int] = {}
+_KEPT_DIGESTS = "digests"
+
+
+def read_kept_digests(cache: "DiskCache") -> None:
+    """Take the digests of the project's files an earlier process kept (``keep_digests``) as
+    known by their stamps: a warm flake8 worker's first look at the project then asks every
+    file for its status only, instead of reading and hashing each one. Kept only for files
+    that had settled (``settled``) when read, as in this process, so an edit shows in the
+    stamp; once per process and cache folder."""
+    if cache.directory is None or cache.directory in _DIGESTS_READ:
+        return
+    entry = cache.load(_KEPT_DIGESTS)
+    items = entry.get("files") if entry is not None else None
+    if isinstance(items, list):
+        for item in items:
+            if (isinstance(item, list) and len(item) == 6 and isinstance(item[0], str)
+                    and all(type(part) is int for part in item[1:5]) and isinstance(item[5], str)):
+                _FILE_DIGESTS[(item[0], item[1], item[2], item[3], item[4])] = item[5]
+    _DIGESTS_READ[cache.directory] = len(_FILE_DIGESTS)
+
+
+def keep_digests(cache: "DiskCache") -> None:
+    """Keep the digests of the settled files under the cache's project that this process knows,
+    for ``read_kept_digests`` of the next process, when it learned any since it read them."""
+    if cache.directory is None or _DIGESTS_READ.get(cache.directory) == len(_FILE_DIGESTS):
+        return
+    root = os.path.dirname(cache.directory) + os.sep
+    files = [[*stamp, found] for stamp, found in _FILE_DIGESTS.items() if stamp[0].startswith(root)]
+    cache.store(_KEPT_DIGESTS, {"files": files})
+    _DIGESTS_READ[cache.directory] = len(_FILE_DIGESTS)
+
+
 # (directory, its mtime) -> the names an import can find in it and their digest
 _LISTINGS: Dict[Tuple[str, int], Tuple[FrozenSet[str], str]] = {}
 # (is a directory, its importable names or None when it cannot be listed, its state)

@@ -28,7 +28,7 @@ from keydrift.config import (
 from keydrift.noqa import apply_noqa
 from keydrift.output._common import full_message
 from keydrift.projectwide import check_held_analyses, findings_for
-from keydrift.results import check_cached, new_look, one_look
+from keydrift.results import check_cached, keep_file_digests, new_look, one_look
 from keydrift.types import Config
 
 _STDIN_NAMES = ("stdin", "-")
@@ -87,6 +87,7 @@ class KeydriftChecker:
             # the project registry's findings; one look at the project per flake8 process
             found = found + findings_for(self.filename, config, fresh=False,
                                          check=self._check_module if config.cache else None)
+            _keep_digests_once(config)
         self._check_held(config)
         findings = [f for f in found if not f.code.startswith("KD9") and finding_allowed(f, config)]
         if not self.disable_noqa:
@@ -118,6 +119,18 @@ class KeydriftChecker:
             check_held_analyses(config, self._check_module)
         except Exception:  # noqa: BLE001 - only a head start for the other workers
             pass
+
+
+_DIGESTS_KEPT: Set[str] = set()  # the project roots whose files' digests this process has kept
+
+
+def _keep_digests_once(config: Config) -> None:
+    """After a process's first check in a project (it has looked at every file of the project
+    by then, for the registry and the method index), keep the files' digests for the next run's
+    processes (``results.keep_file_digests``)."""
+    if config.root not in _DIGESTS_KEPT:
+        _DIGESTS_KEPT.add(config.root)
+        keep_file_digests(config)
 
 
 def _reports_a_keydrift_code(options: object) -> bool:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optiona
 
 from keydrift.diskcache import (  # noqa: F401 - one_look, new_look: the results cache's API
     CACHE_DIRECTORY, EXPORT_DEPENDENCY, METHODS_DEPENDENCY, DiskCache, MethodsAnswer, code_fingerprint, digest,
-    directory_state, file_digest, methods_asked, new_look, one_look,
+    directory_state, file_digest, keep_digests, methods_asked, new_look, one_look, read_kept_digests,
 )
 from keydrift.filestate import files_state_once
 from keydrift.types import Config, Finding, FixFacts, Location, Span
@@ -131,8 +131,16 @@ _CACHES: Dict[str, DiskCache] = {}
 def _cache_for(config: Config) -> DiskCache:
     root = os.path.abspath(config.root or ".")
     if root not in _CACHES:
-        _CACHES[root] = DiskCache(os.path.join(root, CACHE_DIRECTORY))
+        _CACHES[root] = cache = DiskCache(os.path.join(root, CACHE_DIRECTORY))
+        read_kept_digests(cache)
     return _CACHES[root]
+
+
+def keep_file_digests(config: Config) -> None:
+    """Keep what this process learned of the project's files' digests for the next process
+    (``diskcache.keep_digests``)."""
+    if config.cache:
+        keep_digests(_cache_for(config))
 
 
 def _entry_key(path: str, config: Config, cache: DiskCache, kind: str = "r-") -> str:
