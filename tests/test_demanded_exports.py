@@ -143,9 +143,10 @@ def test_only_the_functions_called_are_analyzed(tmp_path: Path, monkeypatch) -> 
 def test_summaries_made_on_demand_are_the_whole_modules(tmp_path: Path, monkeypatch, first: str,
                                                         kept_open: str) -> None:
     """Whichever function an importer asks for first, the export made on demand equals the one
-    built whole (and stored on disk) from the same files; also when each module's export is
-    closed after every summary (its analysis taken up again from those kept for the modules' own
-    checks), and when that analysis is let go too and made afresh for the next."""
+    made whole with the cache (every summary, in the module's order) and stored on disk from the
+    same files; also when each module's export is closed after every summary (its analysis taken
+    up again from those kept for the modules' own checks), and when that analysis is let go too
+    and made afresh for the next."""
     if kept_open != "open":
         monkeypatch.setattr(project, "_OPEN_LINES_KEPT", 0)
     if kept_open == "afresh":
@@ -153,8 +154,13 @@ def test_summaries_made_on_demand_are_the_whole_modules(tmp_path: Path, monkeypa
     write_project(tmp_path, CYCLES)
     near = str(tmp_path / "app" / "tasks.py")
     config = load_config(str(tmp_path / "app" / "helpers.py"))
-    whole = call_with_deep_stack(lambda: project_index(config, use_cache=True).module_export("app.helpers", near))
-    assert isinstance(whole, ModuleExport)
+    index = project_index(config, use_cache=True)
+    made_with_cache = index.module_export("app.helpers", near)
+    assert isinstance(made_with_cache, DemandedExport)  # with the cache too, made on demand
+    call_with_deep_stack(lambda: index.fingerprint(made_with_cache))  # made whole, then stored
+    forget_indexes()
+    whole = project_index(config, use_cache=True).module_export("app.helpers", near)
+    assert isinstance(whole, ModuleExport)  # read back from the disk
     forget_indexes()
     index = project_index(config, use_cache=False)
     demanded = index.module_export("app.helpers", near)
@@ -256,3 +262,13 @@ def test_an_importer_outside_a_cycle_finds_with_the_cache_what_it_finds_without(
     assert [f.split(":")[0] for f in without] == ["KD103"]
     forget_indexes()
     assert _check(tmp_path, "app/handler.py", cache=True) == without
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_a_module_read_back_through_an_import_cycle_by_its_own_check(tmp_path: Path, cache: bool) -> None:
+    """helpers.py's check reads ``loop.back``, which reads helpers back: helpers' export is made
+    on demand while its check walks it, and a recursion met through the cycle walks it whole once
+    (not again at every turn, which never ended: KD901, nested too deeply)."""
+    write_project(tmp_path, CYCLES)
+    found = call_with_deep_stack(lambda: _check(tmp_path, "app/helpers.py", cache))
+    assert [f.split(":")[:2] for f in found] == [["KD203", "6"], ["KD203", "10"]]

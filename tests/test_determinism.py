@@ -277,30 +277,37 @@ def _keys_of(export) -> list:
     return keys_to_json(export.keys)["uses"]
 
 
-def test_an_export_stored_where_a_cycle_was_cut_short_is_not_the_modules_contribution(tmp_path: Path) -> None:
-    """A process that built ``flows`` for an importer (``views`` -> ``store`` -> ``flows``, the
-    cycle back to ``store`` cut short) stored that export; a later process serves it only where
-    that cycle is being built again, and makes it again anywhere else: outside any frame it is
-    the module's contribution, made in its own frame."""
-    from keydrift.analysis.project import project_index
+def test_an_export_made_for_an_importer_inside_a_cycle_is_the_modules_contribution(tmp_path: Path) -> None:
+    """``flows``, read for an importer (``views`` -> ``store`` -> ``flows``, which imports
+    ``store`` back), is made on demand, each summary in a frame of its own: it is the export the
+    module makes of itself outside any frame, and so is the one stored, read back by another
+    process; read while ``store`` is being analyzed it is the same (a cycle is cut short only
+    back to an export still being constructed, not to a module being analyzed)."""
+    from keydrift.analysis.project import DemandedExport, ModuleExport, project_index
+    from keydrift.deepstack import call_with_deep_stack
     from keydrift.types import Config
 
     root = write_project(tmp_path, CYCLE)
     config = Config(root=str(root))
-    flows = str(root / "app" / "flows.py")
+    flows, store = str(root / "app" / "flows.py"), str(root / "app" / "store.py")
     forget_indexes()
-    own = _keys_of(project_index(config, use_cache=False).own_export(flows))
+    own = _keys_of(project_index(config, use_cache=False).export_for_file(flows))
     assert [use[10][:2] for use in own] == [["app/flows.py", 8]]  # its write through store.new_tag
     forget_indexes()
-    project_index(config).export_for_file(str(root / "app" / "views.py"))
+    index = project_index(config)
+    views = index.export_for_file(str(root / "app" / "views.py"))
+    call_with_deep_stack(lambda: index.fingerprint(views))  # every summary made: flows read for it, both stored
+    made = index.export_for_file(flows)
+    assert isinstance(made, DemandedExport) and _keys_of(made) == own
     forget_indexes()  # another process
     index = project_index(config)
-    with index.module_frame("app.store", str(root / "app" / "store.py"), "store"):
-        assert _keys_of(index.export_for_file(flows)) != own  # as the importer's build saw it
-    assert _keys_of(index.export_for_file(flows)) == own
-    assert _keys_of(index.own_export(flows)) == own
+    with index.module_frame("app.store", store, "store"):
+        stored = index.export_for_file(flows)
+    assert isinstance(stored, ModuleExport) and _keys_of(stored) == own
     forget_indexes()
-    assert _keys_of(project_index(config).export_for_file(flows)) == own  # stored in place of the cut one
+    index = project_index(config, use_cache=False)
+    with index.module_frame("app.store", store, "store"):
+        assert _keys_of(index.export_for_file(flows)) == own  # made in store's frame
 
 
 def test_a_checked_modules_own_walk_replaces_the_export_its_importer_built(tmp_path: Path, monkeypatch, capsys) -> None:
@@ -380,17 +387,14 @@ _ORDERS = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="an export built inside an import cycle is served as it is to builds of "
-                                       "other modules, whose exports a module's own check then takes over "
-                                       "(design.md, Limits)")
 def test_what_a_module_reads_through_an_import_cycle_does_not_depend_on_which_file_was_checked_first(
         tmp_path: Path, monkeypatch, capsys) -> None:
-    """``handler.deactivate``'s lookup through ``hub`` should be the same whether ``hub``'s
-    check, ``account``'s or ``rest``'s asked for it first, with the cache as without it, and so
-    should the registry's findings and each module's contribution. Today the finding comes and
-    goes with the order and with the cache: ``hub.py`` first, ``hub``'s own check cuts the cycle
-    back to ``hub`` (missed with and without the cache); ``handler.py`` first, the stored
-    ``handler`` export is the one built inside ``hub``'s build (missed with the cache only)."""
+    """With the cache as without it, a module reads another's summaries as made on demand,
+    function by function, in a frame of that module's own: ``handler.deactivate``'s lookup
+    through ``hub`` is the same whether ``hub``'s check, ``account``'s or ``rest``'s asked for
+    it first, and so are the registry's findings and each module's contribution. (Before, an
+    export built inside another's build was served as it was: ``hub.py`` first, KD109 was
+    missed with and without the cache; ``handler.py`` first, with the cache only.)"""
     root = write_project(tmp_path, THROUGH_A_CYCLE)
     monkeypatch.chdir(root)
     expected = [("app/hub.py", 8, "KD109")]
@@ -416,6 +420,13 @@ def _contributions(root: Path) -> Dict[str, object]:
     return found
 
 
+def _check_in_a_process(root: Path) -> str:
+    proc = subprocess.run([sys.executable, "-m", "keydrift", "check", "-j", "1", "-q", "."], cwd=root,
+                          capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc.stdout
+
+
 def test_an_edit_under_an_import_cycle_is_checked_again_without_running_out_of_stack(tmp_path: Path) -> None:
     """The run after an edit revalidates the stored exports of the cycle's modules, each of
     which read the other: a revalidation that did not cut the cycle short recursed until the
@@ -423,10 +434,7 @@ def test_an_edit_under_an_import_cycle_is_checked_again_without_running_out_of_s
     root = write_project(tmp_path, CYCLE)
 
     def run() -> str:
-        proc = subprocess.run([sys.executable, "-m", "keydrift", "check", "-j", "1", "-q", "."], cwd=root,
-                              capture_output=True, text=True, timeout=300)
-        assert "Traceback" not in proc.stderr, proc.stderr
-        return proc.stdout
+        return _check_in_a_process(root)
 
     cold = run()
     with open(root / "app" / "models.py", "a") as handle:
@@ -434,3 +442,28 @@ def test_an_edit_under_an_import_cycle_is_checked_again_without_running_out_of_s
     edited = run()
     assert "KD901" not in edited
     assert edited == cold and "app/flows.py:8:" in cold
+
+
+_STRIPPED_FLOWS = CYCLE["app/flows.py"].replace('board["tag"]', 'board["tag"].strip()')
+
+
+@pytest.mark.parametrize("edit", ["a comment in flows", "flows strips the tag", "store no longer strips"])
+def test_an_edit_inside_an_import_cycle_finds_what_a_cold_run_finds(tmp_path: Path, edit: str) -> None:
+    """An edit of a module of the cycle: its entry is made again, the other module's stored
+    entry is revalidated reading it, and it reads the other back as stored meanwhile. When the
+    edit changes what the cycle exports, that assumption fails and what was made on it is made
+    again: the findings are a cold run's of the edited project, never the stored ones."""
+    root = write_project(tmp_path, CYCLE)
+    _check_in_a_process(root)
+    flows, store = root / "app" / "flows.py", root / "app" / "store.py"
+    if edit == "a comment in flows":
+        flows.write_text(flows.read_text() + "# an edit that changes no summary\n")
+    elif edit == "flows strips the tag":
+        flows.write_text(textwrap.dedent(_STRIPPED_FLOWS))
+    else:
+        store.write_text(store.read_text().replace('request.POST["name"].strip()', 'request.POST["name"]'))
+    edited = _check_in_a_process(root)
+    _without_cache(root)
+    assert edited == _check_in_a_process(root)
+    assert "KD901" not in edited
+    assert ("app/flows.py:8:" in edited) == (edit == "a comment in flows")

@@ -77,7 +77,7 @@ def check_source_recorded(source: Union[str, bytes], path: str, config: Config,
     project = project_index(config, use_cache=config.cache)
     with project.recording() as deps:
         findings = check_source(source, path, config, tree)
-    return findings, dict(deps)
+    return findings, project.resolved(deps)
 
 
 def exports_unchanged(deps: Dict[str, str], path: str, source_digest: str, config: Config) -> bool:

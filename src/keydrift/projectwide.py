@@ -449,8 +449,8 @@ def _contribution(project: object, path: str, file_hash: str, config: Config, me
         return {}, _module_keys(project, path, config, check)[0]
     with project.recording() as consulted:  # type: ignore[attr-defined]
         keys, by_methods = _module_keys(project, path, config, check)
-    record = {"digest": file_hash, "deps": dict(consulted), "keys": None if keys is None else keys_to_json(keys),
-              "methods": methods() if by_methods else ""}
+    record = {"digest": file_hash, "deps": project.resolved(consulted),  # type: ignore[attr-defined]
+              "keys": None if keys is None else keys_to_json(keys), "methods": methods() if by_methods else ""}
     return record, keys
 
 
@@ -570,7 +570,7 @@ def _module_keys(project: object, path: str, config: Config, check: Optional[Che
             return None, why.methods_consulted
         if check is not None:
             check(path)
-        return project.own_export(path).keys, why.methods_consulted  # type: ignore[attr-defined]
+        return project.export_for_file(path).keys, why.methods_consulted  # type: ignore[attr-defined]
     except (OSError, RecursionError, ValueError):
         return None, True  # asked again whenever anything it could depend on changes
 

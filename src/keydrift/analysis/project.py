@@ -34,6 +34,7 @@ from keydrift.analysis.receivers import (
 from keydrift.analysis.registry import EMPTY_KEYS, ModuleKeys, keys_from_json, keys_to_json, module_keys
 from keydrift.analysis.summaries import FunctionSummary, SummaryAccess, from_json, to_json
 from keydrift.analysis.tree import current_source_lines, source_lines
+from keydrift.deepstack import call_with_deep_stack
 from keydrift.source import SourceError, decode_source
 from keydrift.timing import count, stage
 from keydrift.types import Config
@@ -90,6 +91,18 @@ class ProjectIndex:
         self.lookups_look: Optional[object] = None
         self.roots: Dict[str, List[str]] = {}
         self.building: List[Tuple[str, Dict[str, str]]] = []  # modules being summarized, with their deps
+        # ids of the frames in ``building`` of exports being made (``_built``): an import cycle
+        # back to one of these is cut short (its export does not exist yet); any other module
+        # being analyzed is read through its export made on demand, function by function, so
+        # what a module reads of another does not depend on which was analyzed first
+        self.constructing: Set[int] = set()
+        # stored exports whose entries are being revalidated (``_stored_export``), by file: an
+        # import cycle back to one of them reads it as stored, on the assumption it holds
+        # (``_assumed``); what was made on that assumption is kept in ``journal`` until the
+        # outermost revalidation is over, and undone if the assumption fails
+        self.revalidating: Dict[str, Tuple[Dict[str, str], "ModuleExport"]] = {}
+        self.assumed: Set[str] = set()
+        self.journal: List[Tuple[str, Any, Any]] = []
         # what the files being checked depend on (per-file results cache): file -> digest, and
         # "dir:" + directory -> its state (``directory_state``) for the directories where an import was looked up
         self.recordings: List[Dict[str, str]] = []
@@ -105,11 +118,6 @@ class ProjectIndex:
         # cycle cut short (an importer still being built exports nothing yet), with the names of
         # the modules cut short
         self.cut_frames: Dict[int, Set[str]] = {}
-        # files whose export in ``modules`` was built in such a frame, with the modules cut short:
-        # it serves builds of other modules (what they see of a cycle depends on which module of
-        # it was built first), and a checked module's walk only while those modules are all
-        # being built; otherwise it is built again (``_as_built_here``)
-        self.cut_exports: Dict[str, FrozenSet[str]] = {}
         # export fingerprints handed out (each kept with its export, so its id stays its own)
         self.fingerprints: Dict[int, Tuple["ModuleExport", str]] = {}
         self.names: Dict[str, str] = {}  # file -> its module name
@@ -176,7 +184,7 @@ class ProjectIndex:
         """Forget every module's export, import lookup, kept tree and analysis: each is made
         again, the same, if asked for (the stored ones read back with a disk cache). The method
         index stays: it is the whole project's."""
-        for memo in (self.modules, self.cut_exports, self.paths, self.lookups, self.near_paths, self.listed,
+        for memo in (self.modules, self.paths, self.lookups, self.near_paths, self.listed,
                      self.roots, self.names, self.fingerprints, self.unchanged, self.looked_in):
             memo.clear()
         self._let_go_of_trees()
@@ -331,22 +339,6 @@ class ProjectIndex:
         path = os.path.normpath(os.path.abspath(path))
         return self._export_at(self.module_name_of(path), path)
 
-    def own_export(self, path: str) -> "ModuleExport":
-        """``export_for_file`` as the module's own check makes it, in a frame of its own (an
-        import cycle cut short only where it comes back to the module): its registry
-        contribution, whichever module was built first. One built for an importer where a
-        cycle was cut short above the module (its calls into the rest of the cycle then carry
-        nothing) is made again here, and replaces it, in memory and on disk."""
-        path = os.path.normpath(os.path.abspath(path))
-        export = self.export_for_file(path)
-        digest = self.file_hash(path)
-        if path not in self.cut_exports or self.building or digest is None:
-            return export
-        module_name = self.module_name_of(path)
-        deps, export = self._remember(path, self._built(module_name, path, digest))
-        self._record(deps)
-        return self._consulted(module_name, path, export)
-
     @contextmanager
     def module_frame(self, module_name: str, path: str, digest: str) -> Iterator[Dict[str, str]]:
         """Analyzing a checked module in the block: the modules it consults are recorded as its
@@ -361,27 +353,39 @@ class ProjectIndex:
     def adopt(self, module_name: str, path: str, digest: str, deps: Dict[str, str], analysis: Any,
               tree: ast.Module) -> None:
         """Keep the export of a module the engine has just checked: the registry and importers
-        reuse it instead of analyzing the module a second time."""
+        reuse it instead of analyzing the module a second time. One the index holds already is
+        kept (one made on demand is completed from this check's walk) while everything it was
+        made from is as it was; one made before a file it read changed, or before the method
+        index answered otherwise (the module's own file the same), is replaced by this check's."""
         path = os.path.normpath(os.path.abspath(path))
         known = self.modules.get(path)
-        if known is not None and known[0].get(path) == digest:
+        if known is not None and known[0].get(path) == digest and self._dependencies_unchanged(known[0]):
             if isinstance(known[1], DemandedExport):
                 known[1].complete(analysis)
-            if path not in self.cut_exports or self.building:
-                return
-            # built for an importer with a cycle cut short: this check's own-frame walk replaces it
+                self._store_demanded(known[1], deps)
+            return
         if self.file_hash(path) != digest:
             return  # the text checked is not the file on disk (an editor buffer, stdin)
         try:
             export = _export_of(analysis, tree, path, os.path.relpath(path, self.root).replace(os.sep, "/"))
         except RecursionError:
             return
-        files, reads = _split(deps)
+        files, reads = _split(self.resolved(deps))
         self.modules[path] = (files, export)
-        self.cut_exports.pop(path, None)
         if self.cache.directory is not None:
             self.cache.store(self._export_key(digest, module_name),
                              {"module": module_name, "deps": files, "reads": reads, **export.to_json()})
+
+    def _store_demanded(self, export: "DemandedExport", checked: Optional[Dict[str, str]] = None) -> None:
+        """Keep on disk the export of a module made on demand, once made whole outside any
+        frame (its fingerprint taken, or its module checked): what this process's importers
+        read of it, for the other processes and the next run."""
+        if self.cache.directory is None or self.building or (export.stored and not checked):
+            return
+        export.stored = True
+        files, reads = _split(self.resolved({**export.deps, **(checked or {})}))
+        self.cache.store(self._export_key(export.digest, export.module_name),
+                         {"module": export.module_name, "deps": files, "reads": reads, **export.to_json()})
 
     def _export_key(self, digest: str, module_name: str) -> str:
         return _digest(f"{digest}:{self.config_key}:{module_name}".encode())
@@ -392,44 +396,43 @@ class ProjectIndex:
             self.building[-1][1][path] = digest or ""
         self._record({path: digest or ""})
         known = self.modules.get(path)
-        if known is not None and isinstance(known[1], DemandedExport) and known[1].active:
-            return self._cut(module_name, path, [i for i, (_, deps) in enumerate(self.building) if deps is known[0]])
-        if known is not None and self._dependencies_unchanged(known[0]) and self._as_built_here(self.cut_exports.get(path)):
+        if known is not None and self._dependencies_unchanged(known[0]):
             if self.building:
                 self.building[-1][1].update(known[0])
             self._record(known[0])
             return self._consulted(module_name, path, known[1])
         if digest is None:
             return self._consulted(module_name, path, EMPTY_EXPORT)  # an unreadable file
-        cycle = [index for index, (name, _) in enumerate(self.building) if name == module_name]
+        cycle = [index for index, (name, deps) in enumerate(self.building) if name == module_name
+                 and id(deps) in self.constructing]
         if cycle:
             return self._cut(module_name, path, cycle)
-        deps, export = self._remember(path, self._load_or_build(module_name, path, digest))
+        if path in self.revalidating:
+            return self._assumed(module_name, path)
+        deps, export = self._load_or_build(module_name, path, digest)
+        if self.revalidating:
+            self.journal.append(("module", path, self.modules.get(path)))
+        self.modules[path] = (deps, export)
         self._record(deps)
         return self._consulted(module_name, path, export)
 
-    def _remember(self, path: str, made: Tuple[Dict[str, str], "ModuleExport", FrozenSet[str]]
-                  ) -> Tuple[Dict[str, str], "ModuleExport"]:
-        """Keep a module's export: its files, the export, the modules cut short where it was built."""
-        deps, export, cut = made
-        self.modules[path] = (deps, export)
-        if cut:
-            self.cut_exports[path] = cut
-        else:
-            self.cut_exports.pop(path, None)
-        return deps, export
-
-    def _as_built_here(self, cut: Optional[FrozenSet[str]]) -> bool:
-        """Whether an export built where the modules ``cut`` were cut short may serve here: each
-        of them is being built now, or this is a build inside another (served as it is: built
-        again for every importer inside a build, exports cascade through a large cycle, synapse
-        cold 22 -> 190 s CPU). A checked module's own walk, or a reader outside any frame (the
-        registry), would otherwise read less than the module tells."""
-        return not cut or len(self.building) > 1 or cut <= {name for name, _ in self.building}
+    def _assumed(self, module_name: str, path: str) -> "ModuleExport":
+        """An import cycle back to a module whose stored entry is being revalidated: read as
+        stored, with its files as they are now, on the assumption that it holds (it does if
+        everything else the cycle's modules read is the same; if it does not, what was made
+        on the assumption is undone, ``_undo``)."""
+        deps, export = self.revalidating[path]
+        self.assumed.add(path)
+        files = {name: self.file_hash(name) or "" for name in deps
+                 if not name.startswith((METHODS_DEPENDENCY, EXPORT_DEPENDENCY))}
+        if self.building:
+            self.building[-1][1].update(files)
+        self._record(files)
+        return self._consulted(module_name, path, export)
 
     def _cut(self, module_name: str, path: str, cycle: List[int]) -> "ModuleExport":
-        """An import cycle back to a module being analyzed (its frames in ``building``): the
-        modules analyzed above it see it export nothing."""
+        """An import cycle back to a module whose export is being constructed (its frames in
+        ``building``): the modules analyzed above it see it export nothing."""
         for _, deps in self.building[cycle[0] + 1 if cycle else len(self.building):]:
             self.cut_frames.setdefault(id(deps), set()).add(module_name)
         return self._consulted(module_name, path, EMPTY_EXPORT)
@@ -443,11 +446,36 @@ class ProjectIndex:
         if self.cache.directory is None:
             return export  # nothing stored: no result or entry will compare fingerprints
         if self.recordings or self.building:
-            read = {export_dependency(module_name, path): self.fingerprint(export)}
+            read = {export_dependency(module_name, path): self._fingerprint_now_or_later(export)}
             self._record(read)
             if self.building:
                 self.building[-1][1].update(read)
         return export
+
+    def _fingerprint_now_or_later(self, export: "ModuleExport") -> str:
+        """The export's fingerprint, or for one made on demand a placeholder that ``resolved``
+        turns into it once the walk that read it is over: taken now, every summary of the
+        module would be made inside the reader's frame, with an import cycle back to the reader
+        cut short, and what it tells would depend on who read it first."""
+        if not isinstance(export, DemandedExport):
+            return self.fingerprint(export)
+        return _Unresolved(export)
+
+    def resolved(self, deps: Dict[str, str]) -> Dict[str, str]:
+        """``deps`` with every placeholder of ``_fingerprint_now_or_later`` made the export's
+        fingerprint (every summary of a module made on demand is then made, each in a frame of
+        the module's own); asked before anything is stored."""
+        if not any(isinstance(value, _Unresolved) for value in deps.values()):
+            return dict(deps)
+        return call_with_deep_stack(lambda: {name: self._resolve(value) for name, value in deps.items()})
+
+    def _resolve(self, value: str) -> str:
+        if not isinstance(value, _Unresolved):
+            return value
+        try:
+            return self.fingerprint(value.export)
+        except RecursionError:
+            return ""  # matches no export: what read it is analyzed again
 
     def fingerprint(self, export: "ModuleExport") -> str:
         """A digest of everything the export tells its importers."""
@@ -455,6 +483,8 @@ class ProjectIndex:
         if known is None or known[0] is not export:
             text = json.dumps(export.to_json(), sort_keys=True)
             known = self.fingerprints[id(export)] = (export, _digest(text.encode("utf-8", "surrogatepass")))
+            if isinstance(export, DemandedExport):
+                self._store_demanded(export)  # made whole now: kept for the next process
         return known[1]
 
     def current_fingerprint(self, module_name: str, path: str, importer: str, importer_name: str,
@@ -462,11 +492,11 @@ class ProjectIndex:
         """The fingerprint of the module's export as the importer's analysis would now read it
         (in the importer's frame: an import cycle back to it is cut short as it would be)."""
         with self.module_frame(importer_name, importer, importer_digest):
-            return self.fingerprint(self._export_at(module_name, os.path.normpath(os.path.abspath(path))))
+            export = self._export_at(module_name, os.path.normpath(os.path.abspath(path)))
+        return self.fingerprint(export)  # (one made on demand: made whole outside the importer's frame)
 
-    def _load_or_build(self, module_name: str, path: str, digest: str
-                       ) -> Tuple[Dict[str, str], "ModuleExport", FrozenSet[str]]:
-        """(its files, the export, the modules cut short where it was built)."""
+    def _load_or_build(self, module_name: str, path: str, digest: str) -> Tuple[Dict[str, str], "ModuleExport"]:
+        """(its files, the export): the stored one while it holds, else one made on demand."""
         key = self._export_key(digest, module_name)
         cached = self.cache.load(key)
         found = self._stored_export(key, cached, module_name, path, digest) if cached is not None else None
@@ -476,47 +506,104 @@ class ProjectIndex:
             self.building[-1][1].update(found[0])
         return found
 
-    def _built(self, module_name: str, path: str, digest: str) -> Tuple[Dict[str, str], "ModuleExport", FrozenSet[str]]:
-        """``_load_or_build`` of a module built now (and stored, with the modules cut short)."""
+    def _built(self, module_name: str, path: str, digest: str) -> Tuple[Dict[str, str], "ModuleExport"]:
+        """``_load_or_build`` of a module made now: on demand (stored once made whole,
+        ``_store_demanded``), or empty for a file that cannot be read or parsed (stored now)."""
         self.building.append((module_name, {path: digest}))
+        self.constructing.add(id(self.building[-1][1]))
         try:
             export = self._build(module_name, path)
         finally:
             _, frame = self.building.pop()
-            cut = frozenset(self.cut_frames.pop(id(frame), ()))
+            self.constructing.discard(id(frame))
+            self.cut_frames.pop(id(frame), None)
         deps, reads = _split(frame)
         if isinstance(export, DemandedExport):
             export.deps = deps  # what its summaries are made from, as they are made (each in a frame of its own)
-            cut = frozenset()
         else:
             self.cache.store(self._export_key(digest, module_name),
-                             {"module": module_name, "deps": deps, "reads": reads, "cut": sorted(cut), **export.to_json()})
-        return deps, export, cut
+                             {"module": module_name, "deps": deps, "reads": self.resolved(reads), **export.to_json()})
+        return deps, export
 
     def _stored_export(self, key: str, cached: Dict[str, Any], module_name: str, path: str,
-                       digest: str) -> Optional[Tuple[Dict[str, str], "ModuleExport", FrozenSet[str]]]:
-        """(its files, the export, the modules cut short where it was built) of a stored entry
-        that still holds: none of its files changed, or every export the module read is the same
-        (early cutoff: the entry is then stored again with the files as they are); and built
-        where no cycle was cut short but one being built now."""
+                       digest: str) -> Optional[Tuple[Dict[str, str], "ModuleExport"]]:
+        """(its files, the export) of a stored entry that still holds: none of its files
+        changed, or every export the module read is the same (early cutoff: the entry is then
+        stored again with the files as they are)."""
         try:
             deps = cached["deps"]
-            cut = frozenset(str(name) for name in cached.get("cut", ()))
-            if not self._as_built_here(cut):
-                return None
+            export = ModuleExport.from_json(cached)
             if not self._dependencies_unchanged(deps):
                 if not self._answers_unchanged(deps):
                     return None
-                reread = self._reads_unchanged(module_name, path, digest, cached.get("reads"))
+                reread = self._revalidated(module_name, path, digest, deps, export, cached.get("reads"))
                 if reread is None:
                     return None
                 asked = {name: value for name, value in deps.items() if name.startswith(METHODS_DEPENDENCY)}
-                deps, reads = {**reread[0], **asked}, reread[1]
-                self.cache.store(key, {**{name: value for name, value in cached.items() if name not in (
+                deps, reads = {**reread[0], **asked}, self.resolved(reread[1])
+                self._store_when_sure(key, {**{name: value for name, value in cached.items() if name not in (
                     "keydrift", "format")}, "deps": deps, "reads": reads})
-            return dict(deps), ModuleExport.from_json(cached), cut
+            return dict(deps), export
         except (KeyError, TypeError, ValueError, AttributeError):
             return None  # a damaged entry is rebuilt
+
+    def _revalidated(self, module_name: str, path: str, digest: str, deps: Dict[str, str], export: "ModuleExport",
+                     reads: object) -> Optional[Tuple[Dict[str, str], Dict[str, str]]]:
+        """``_reads_unchanged`` of a stored entry, which an import cycle back to the module
+        reads as stored meanwhile (``_assumed``). If the entry does not hold after all, whatever
+        was made or revalidated on that assumption is undone (``_undo``)."""
+        mark = len(self.journal)
+        self.revalidating[path] = (deps, export)
+        reread = None
+        try:
+            reread = self._reads_unchanged(module_name, path, digest, reads)
+        finally:
+            del self.revalidating[path]
+            if path in self.assumed and reread is None:
+                self._undo(mark)
+            self.assumed.discard(path)
+            if not self.revalidating:
+                self._settle()
+        return reread
+
+    def _store_when_sure(self, key: str, entry: Dict[str, Any]) -> None:
+        """Store an entry, or while a revalidation rests on an assumption, once it is over."""
+        if self.revalidating:
+            self.journal.append(("store", key, entry))
+        else:
+            self.cache.store(key, entry)
+
+    def _settle(self) -> None:
+        """Every revalidation is over and every assumption held: store what waited for it."""
+        for kind, key, entry in self.journal:
+            if kind == "store":
+                self.cache.store(key, entry)
+        self.journal.clear()
+
+    def _undo(self, mark: int) -> None:
+        """A stored entry read on the assumption that it holds does not: forget every export
+        kept, made or extended since its revalidation began, and the stores waiting."""
+        count("revalidations undone")
+        undone = self.journal[mark:]
+        del self.journal[mark:]
+        for kind, key, entry in reversed(undone):
+            if kind == "module":
+                if entry is None:
+                    self.modules.pop(key, None)
+                else:
+                    self.modules[key] = entry
+            elif kind == "export":
+                self._discard(entry)
+
+    def _discard(self, export: "DemandedExport") -> None:
+        """An export made on demand that read an assumption which failed: made afresh if asked for."""
+        for path, (_, known) in list(self.modules.items()):
+            if known is export:
+                del self.modules[path]
+        self.fingerprints.pop(id(export), None)
+        self._forget_analysis(export.analysis)
+        if not export.active:
+            self.close(export)
 
     def _reads_unchanged(self, module_name: str, path: str, digest: str,
                          reads: object) -> Optional[Tuple[Dict[str, str], Dict[str, str]]]:
@@ -539,7 +626,8 @@ class ProjectIndex:
             return False
         return _once_per_look(self.unchanged, deps, lambda: all(
             answers_hold(dependency, recorded) if dependency.startswith(METHODS_DEPENDENCY)
-            else self.file_hash(dependency) == recorded for dependency, recorded in deps.items()))
+            else self.file_hash(dependency) == recorded for dependency, recorded in deps.items()
+            if not dependency.startswith(EXPORT_DEPENDENCY)))  # (what a module made on demand read)
 
     def _answers_unchanged(self, deps: Dict[str, str]) -> bool:
         """Whether every answer of the method index recorded in ``deps`` is the same: no
@@ -552,8 +640,6 @@ class ProjectIndex:
             return self._build_export(module_name, path)
 
     def _build_export(self, module_name: str, path: str) -> "ModuleExport":
-        from keydrift.analysis.module import ModuleAnalysis
-
         try:
             with open(path, "rb") as handle:
                 data = handle.read()
@@ -564,16 +650,9 @@ class ProjectIndex:
             return EMPTY_EXPORT
         relative = os.path.relpath(path, self.root).replace(os.sep, "/")
         is_package = os.path.basename(path) == "__init__.py"
-        if self.cache.directory is None:
-            return self._demanded(module, module_name, path, relative, digest, text, is_package)
-        with source_lines(physical_lines(text)), self.recording() as consulted:  # the importer's lines come back after it
+        if self.cache.directory is not None:
             self.record_method_answers(path, text)
-            analysis = ModuleAnalysis(module, relative, self.config, self, module_name, is_package, path)
-            analysis.facts()  # walks as the module's own check would, which can then take it over
-            export = _export_of(analysis, module, path, relative)
-        if id(self.building[-1][1]) not in self.cut_frames:
-            self._keep_analysis((path, digest), analysis, is_package, consulted, text.count("\n") + 1)
-        return export
+        return self._demanded(module, module_name, path, relative, digest, text, is_package)
 
     def _demanded(self, module: ast.Module, module_name: str, path: str, relative: str, digest: str, text: str,
                   is_package: bool) -> "DemandedExport":
@@ -654,6 +733,8 @@ class ProjectIndex:
         file the module's export depends on (with no disk cache, nothing asks which directories
         were looked in, unless a recording around it does)."""
         frame = export.deps
+        if self.revalidating:  # it may read an assumption (``_assumed``)
+            self.journal.append(("export", "", export))
         self.building.append((export.module_name, frame))
         export.active += 1
         try:
@@ -713,6 +794,15 @@ class ProjectIndex:
 
 
 _Made = TypeVar("_Made")
+
+
+class _Unresolved(str):
+    """The fingerprint of an export made on demand, taken later (``ProjectIndex.resolved``)."""
+
+    def __new__(cls, export: "DemandedExport") -> "_Unresolved":
+        made = super().__new__(cls, f"unresolved:{id(export)}")
+        made.export = export
+        return made
 
 
 def _once_per_look(memo: Dict[int, Tuple[Any, int, object, Any]], owner: Any, make: Callable[[], _Made]) -> _Made:
@@ -830,7 +920,8 @@ class DemandedExport:
         self.consulted: Dict[str, str] = {}  # the files its analysis consulted, for its own check
         self.made: Dict[str, Optional[FunctionSummary]] = {}
         self.whole = False
-        self.active = 0  # demand frames of it open: an importer it reaches back to sees it export nothing
+        self.stored = False  # kept on disk (``ProjectIndex._store_demanded``)
+        self.active = 0  # demand frames of it open: it is not closed, nor completed by its check, meanwhile
         self._keys: Optional[ModuleKeys] = None
         info = analysis.info
         self.rewrites = dict(info.rewrites)
@@ -889,6 +980,8 @@ class DemandedExport:
         analysis = self.analysis
         recursions = analysis.recursions
         summary = analysis.summary(name)
+        if analysis is not self.analysis:
+            return  # walked whole meanwhile (a recursion through another module): made there
         if analysis.recursions != recursions and not self.whole:
             self._walk_whole()
         else:
@@ -901,10 +994,12 @@ class DemandedExport:
         old = self.analysis
         fresh = ModuleAnalysis(old.module, old.path, old.config, old.project, old.module_name,
                                self.is_package, old.file)
-        fresh.facts()
-        self.analysis, self.whole = fresh, True
+        # the export answers from this walk from now on: an import cycle back into the module
+        # while it is walked meets the walk's own guard against recursion (as the module's own
+        # check would), instead of walking the module whole again, and again
+        self.analysis, self.whole, self.made = fresh, True, {}
         self.index.replace_analysis(old, fresh)
-        self.made = {}
+        fresh.facts()
         for name in fresh.units:
             try:
                 self.made[name] = self._located(fresh.summary(name))
