@@ -238,3 +238,29 @@ def test_a_file_edited_between_two_serial_runs_in_one_process_is_read_again(proj
     (project / "audit.py").write_text(KD101_SNIPPET.replace("url=outcome.final_url", "url=domain.url"))
     assert _flake8_in_process("--select", "KD", "-j", "1", "audit.py", "other.py") == 0
     assert "KD101" not in capsys.readouterr().out
+
+
+PARENT_BEFORE_FORKING = textwrap.dedent("""\
+    import os, sys
+    import keydrift.flake8_plugin as plugin
+
+    plugin._parallel_run = lambda: ("a.py", "b.py")  # as when flake8's run_parallel forks a worker
+    plugin._import_the_analysis_before_forking()
+    if os.fork() == 0:
+        os._exit(0)
+    os.wait()
+    print("keydrift.engine" in sys.modules, "sqlglot" in sys.modules)
+""")
+
+
+@pytest.mark.parametrize("cache_folder, imported", [(False, "True True"), (True, "False False")])
+def test_a_parallel_run_from_an_empty_cache_imports_the_analysis_before_forking(tmp_path, cache_folder, imported):
+    """flake8's workers inherit the analysis and sqlglot from the process that forks them, in
+    a run from an empty cache, instead of each importing them; a run whose cache folder exists
+    imports nothing more there (its workers mostly read results)."""
+    (tmp_path / "pyproject.toml").write_text("[tool.keydrift]\n")
+    if cache_folder:
+        (tmp_path / ".keydrift_cache").mkdir()
+    done = subprocess.run([sys.executable, "-c", PARENT_BEFORE_FORKING], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert done.stdout.strip() == imported, done.stderr

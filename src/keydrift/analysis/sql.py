@@ -261,6 +261,12 @@ def _sqlglot() -> Any:
     return sqlglot
 
 
+def import_sqlglot() -> None:
+    """Import sqlglot now: a process about to fork workers that would each import it on their
+    first SQL string (a third of a second of CPU apiece) imports it once for all of them."""
+    _sqlglot()
+
+
 # A statement executed in a loop is read twice, for its keys (``parse_sql``) and for its rows
 # (``select_shape``): the second reading takes the first one's trees, which neither changes.
 @functools.lru_cache(maxsize=64)
