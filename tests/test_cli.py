@@ -107,6 +107,34 @@ def test_a_check_does_not_import_the_audit(project):
     assert done.stdout.decode().split() == ["['keydrift.audit',", "'keydrift.audit.arguments']"]
 
 
+def test_importing_the_cli_loads_neither_the_analysis_nor_the_heavy_front_ends():
+    """A warm run answers from the cache without the analysis; nothing a check never needs (SQL
+    parsing, the fixes' libcst, the editor server, the examples' dedenting) is imported with it."""
+    code = ("import sys, keydrift.cli; print(sorted(m for m in ('keydrift.engine', 'keydrift.analysis', 'sqlglot', "
+            "'libcst', 'keydrift.fixes', 'keydrift.lsp', 'keydrift.analysis.sql', 'textwrap') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert done.stdout.decode().split() == ["[]"]
+
+
+def test_importing_the_analysis_compiles_no_regular_expression_but_the_framework_tables():
+    """Module-level patterns are compiled on first use (``keydrift.patterns.lazy``): a one-file
+    check uses well under half of them. The framework tables import nothing of keydrift, so the
+    few they hold are compiled as they are imported."""
+    code = ("import re, sys\n"
+            "compiled = set()\n"
+            "original = re.compile\n"
+            "def spy(pattern, flags=0):\n"
+            "    frame = sys._getframe(1)\n"
+            "    if frame.f_code.co_name == '<module>':\n"
+            "        compiled.add(frame.f_globals.get('__name__', ''))\n"
+            "    return original(pattern, flags)\n"
+            "re.compile = spy\n"
+            "import keydrift.cli, keydrift.engine, keydrift.projectwide, keydrift.rules, keydrift.noqa\n"
+            "print(sorted(m for m in compiled if m.startswith('keydrift') and not m.startswith('keydrift.frameworks.')))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert done.stdout.decode().split() == ["[]"]
+
+
 def test_a_text_report_imports_no_other_format_and_no_toml_parser_without_a_pyproject(project):
     """What a one-file check imports is paid on every save: the other output formats (the JSON
     one holds the baseline's fingerprints), the TOML parser (no pyproject.toml here) and the

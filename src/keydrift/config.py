@@ -16,6 +16,7 @@ from fnmatch import fnmatch
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from keydrift.codes import code_matches, rule_selected
+from keydrift.patterns import lazy
 from keydrift.types import Config, Finding, TableWrapper
 
 PYPROJECT = "pyproject.toml"
@@ -28,15 +29,15 @@ KNOWN_KEYS = _LIST_KEYS + _PER_FILE_KEYS
 # tables of their own, read by the command that uses them ([tool.keydrift.audit]: audit/settings.py)
 SUBTABLES = ("audit",)
 
-_CODE = re.compile(r"[A-Z]+[0-9]*")
-_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_CODE = lazy(r"[A-Z]+[0-9]*")
+_DOTTED_NAME = lazy(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 # an in-house read or write wrapper: "app.db.fetch_by_url:url" or "app.db.fetch_by_url:url=Page.url"
-_WRAPPER = re.compile(r"(?:\*|[A-Za-z_]\w*)(?:\.[A-Za-z_]\w*)+:[A-Za-z_]\w*(?:=[A-Za-z_]\w*\.[A-Za-z_]\w*)?")
+_WRAPPER = lazy(r"(?:\*|[A-Za-z_]\w*)(?:\.[A-Za-z_]\w*)+:[A-Za-z_]\w*(?:=[A-Za-z_]\w*\.[A-Za-z_]\w*)?")
 # an in-house table helper: "app.db.upsert: upsert table=table keys=keyvalues values=values";
 # an argument is a parameter name, a position, or (the table only) a quoted table name
-_TABLE_ENTRY = re.compile(r"((?:\*|[A-Za-z_]\w*)(?:\.[A-Za-z_]\w*)+)\s*:\s*(select|insert|upsert|update|delete)"
+_TABLE_ENTRY = lazy(r"((?:\*|[A-Za-z_]\w*)(?:\.[A-Za-z_]\w*)+)\s*:\s*(select|insert|upsert|update|delete)"
                           r"((?:\s+(?:table|keys|values)=(?:[A-Za-z_]\w*|\d+|'[A-Za-z_][\w.]*'))+)")
-_TABLE_ARGUMENT = re.compile(r"(table|keys|values)=(\S+)")
+_TABLE_ARGUMENT = lazy(r"(table|keys|values)=(\S+)")
 
 
 class ConfigError(Exception):

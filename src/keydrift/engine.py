@@ -20,6 +20,7 @@ from keydrift import budget as time_budget
 from keydrift.deepstack import call_with_deep_stack
 from keydrift.diskcache import EXPORT_DEPENDENCY, current_look, digest, exported_module
 from keydrift.analysis.imports import absolute_module, import_name_for
+from keydrift.patterns import lazy
 from keydrift.source import physical_lines
 from keydrift.analysis.project import ProjectIndex, moving_to, project_index
 from keydrift.analysis.tree import source_lines
@@ -238,7 +239,7 @@ def _locate(path: str, config: Config) -> Tuple[ProjectIndex, str, str, bool]:
     return project, file, module_name, is_package
 
 
-_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([\w., \t]+)|import[ \t]+([\w.]+))", re.M)
+_IMPORT = lazy(r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([\w., \t]+)|import[ \t]+([\w.]+))", re.M)
 
 
 def _imports_database_helpers(text: str, path: str, config: Config) -> bool:

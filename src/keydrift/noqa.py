@@ -14,17 +14,18 @@ import re
 import tokenize
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
 
+from keydrift.patterns import lazy
 from keydrift.source import SourceError, decode_source
 from keydrift.types import Finding
 
 # flake8's pattern: codes are letters then digits, so ``# noqa: see issue 12`` is a bare noqa.
-NOQA = re.compile(r"# noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+NOQA = lazy(r"# noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 
-NOQA_WORD = re.compile(r"noqa", re.IGNORECASE)
+NOQA_WORD = lazy(r"noqa", re.IGNORECASE)
 ALL_CODES: FrozenSet[str] = frozenset({""})  # the empty prefix matches every code
 
 NoqaMap = Dict[int, FrozenSet[str]]  # line -> code prefixes silenced on it
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the line ends LSP and tokenize count
+_LINE_BREAK = lazy(r"\r\n|\r|\n")  # the line ends LSP and tokenize count
 
 
 def noqa_lines(source: Union[str, bytes]) -> NoqaMap:

@@ -4,13 +4,14 @@ files without them."""
 from __future__ import annotations
 
 import hashlib
-import re
 from typing import Dict, Optional
+
+from keydrift.patterns import lazy
 
 
 # Vocabulary of the database layers keydrift understands. A file with none of it cannot hold
 # a read or a write, so it is never parsed.
-DATABASE_VOCABULARY = re.compile(
+DATABASE_VOCABULARY = lazy(
     r"\.objects\b|_or_create\b|bulk_create\b|_or_none\b|\.filter(?:_by)?\s*\(|\.execute(?:many)?\s*\("
     r"|\bsession\b|(?<![.\w])(?:insert|select|update|delete)\s*\(|\.save\s*\(|\.where\s*\("
     r"|\.query\b|\.merge\s*\(|\.create\s*\(|\.fetch(?:row|val)?\s*\("
@@ -35,7 +36,7 @@ DATABASE_VOCABULARY = re.compile(
 # differs); the in-house table helper's alternative (which starts at any word character) is found
 # from its ``(`` instead. tests/test_prefilter.py holds the two to the same answers.
 _STORE_CALL = r"\.(?:h?get|h?set\w*|exists|delete|incr\w*)\s*\("
-_DATABASE_BY_LITERALS = re.compile(
+_DATABASE_BY_LITERALS = lazy(
     r"\.(?:objects\b|filter(?:_by)?\s*\(|execute(?:many)?\s*\(|save\s*\(|where\s*\(|query\b|merge\s*\("
     r"|create\s*\(|fetch(?:row|val)?\s*\(|(?:find_one|find|insert_one|insert_many|update_one|update_many"
     r"|replace_one|delete_one|delete_many|find_one_and_\w+|count_documents|bulk_write)\s*\()"
@@ -48,7 +49,7 @@ _DATABASE_BY_LITERALS = re.compile(
     r"|t(?<!\wt)able(?:_?name)?\s*=\s*[\"'][A-Za-z_]"
     r"|M(?<!\wM)odelForm\b|B(?<!\wB)aseModelForm\b|U(?<!\wU)ser(?:Creation|Change)Form\b"
 )
-_TABLE_HELPER_CALL = re.compile(r"\(\s*(?:\w+\s*,\s*)?[\"'][A-Za-z_][\w.]*[\"']\s*,\s*(?:\w+\s*=\s*)?(?:\{|dict\()")
+_TABLE_HELPER_CALL = lazy(r"\(\s*(?:\w+\s*,\s*)?[\"'][A-Za-z_][\w.]*[\"']\s*,\s*(?:\w+\s*=\s*)?(?:\{|dict\()")
 
 
 # ``mentions_database``'s answers by the text's digest (``text_key``): the same texts are asked
@@ -106,7 +107,7 @@ def _word_before(text: str, end: int) -> bool:
 
 # Vocabulary of normalization and schema declarations: files with it may hold a normalizer
 # (KD2/KD4) or a uniqueness constraint (KD3) even without database calls.
-NORMALIZER_VOCABULARY = re.compile(
+NORMALIZER_VOCABULARY = lazy(
     r"normali[sz]|canonical|urlsplit|urlparse|(?i:unique)|primary_key|PRIMARY\s+KEY|slugify|idna"
     r"|clean_\w*(?:url|email|host|domain)|saniti[sz]e_|standardi[sz]e_|\bnorm_"
 )

@@ -10,14 +10,14 @@ normalizer's own module.
 from __future__ import annotations
 
 import os
-import re
 from fnmatch import fnmatchcase
 from typing import Iterable, List, Optional, Tuple
 
 from keydrift.frameworks import transforms
+from keydrift.patterns import lazy
 
 # Classes whose methods are part of the boundary (they are where records are made).
-BOUNDARY_CLASS = re.compile(r"(Model|Manager|QuerySet|Queryset|Repository|Repo|Store|DAO|Dao|Mapper|Document)$")
+BOUNDARY_CLASS = lazy(r"(Model|Manager|QuerySet|Queryset|Repository|Repo|Store|DAO|Dao|Mapper|Document)$")
 
 
 _TEST_PACKAGES = frozenset({"tests", "test", "testing"})

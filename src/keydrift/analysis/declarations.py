@@ -39,6 +39,7 @@ from keydrift.analysis.tree import (
 from keydrift.analysis.tree import string_literal as _string
 from keydrift.analysis.values import code, dotted_name, last_name
 from keydrift.frameworks import schema
+from keydrift.patterns import lazy
 from keydrift.types import Config
 
 FIELD = "field"  # KD301
@@ -93,7 +94,7 @@ class SchemaFacts:
 _MIGRATION_PACKAGES = frozenset({"migrations", "alembic"})
 # A numbered revision file (``0007_add_email``) or an alembic one (``3f2a1b9c8d7e_users``).
 # A ``migrate.py`` that creates the tables at startup is the schema itself, not history.
-_MIGRATION_NAME = re.compile(r"^\d{3,}_|^[0-9a-f]{12}_")
+_MIGRATION_NAME = lazy(r"^\d{3,}_|^[0-9a-f]{12}_")
 
 
 def not_production_schema(module: str) -> bool:
@@ -744,7 +745,7 @@ def _mongo_keys(keys: Optional[ast.expr]) -> Tuple[str, ...]:
     return tuple(out)
 
 
-_MONGO_STRENGTH = re.compile(r"strength\W*[:=]\s*(?:CollationStrength\.)?(\w+)")
+_MONGO_STRENGTH = lazy(r"strength\W*[:=]\s*(?:CollationStrength\.)?(\w+)")
 
 
 def _mongo_case_insensitive(collation: ast.expr) -> bool:

@@ -4,13 +4,13 @@ table helper (``simple_select_one`` selects) and whether it runs a function it i
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from typing import Tuple
 
 from keydrift.frameworks import data_access as da
+from keydrift.patterns import lazy
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_CAMEL = lazy(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 # The walker asks about every call's name, and a project calls few names many times:

@@ -11,11 +11,11 @@ read off it (``literal_strings``).
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from keydrift.analysis import tree
+from keydrift.patterns import lazy
 
 # A step of the walk: an index or dict key, or one of the words below.
 PathStep = Union[int, str]
@@ -95,8 +95,8 @@ class ScopeLoops:
                 self._assigned.append(node.target)
 
 
-_ORIGIN = re.compile(r"^([A-Za-z_]\w*)((?:\[(?:\*|-?\d+|\"[^\"\\]*\"|'[^'\\]*')\])*)$")
-_INDEX = re.compile(r"\[(\*|-?\d+|\"[^\"\\]*\"|'[^'\\]*')\]")
+_ORIGIN = lazy(r"^([A-Za-z_]\w*)((?:\[(?:\*|-?\d+|\"[^\"\\]*\"|'[^'\\]*')\])*)$")
+_INDEX = lazy(r"\[(\*|-?\d+|\"[^\"\\]*\"|'[^'\\]*')\]")
 
 
 def _parse(text: str) -> Optional[Tuple[str, Tuple[PathStep, ...]]]:

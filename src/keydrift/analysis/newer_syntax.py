@@ -8,21 +8,22 @@ version that introduced each; a match below the running version is never claimed
 
 from __future__ import annotations
 
-import re
 import sys
 from typing import Optional, Pattern, Sequence, Tuple
 
+from keydrift.patterns import lazy
+
 # (version, what, pattern on the line CPython points at, or on CPython's message with "msg:")
 _CONSTRUCTS: Tuple[Tuple[Tuple[int, int], str, Pattern[str]], ...] = (
-    ((3, 10), "a match statement", re.compile(r"^\s*(match|case)\b[^=]*:\s*(#.*)?$")),
-    ((3, 11), "except*", re.compile(r"^\s*except\s*\*")),
-    ((3, 13), "a type parameter default", re.compile(
+    ((3, 10), "a match statement", lazy(r"^\s*(match|case)\b[^=]*:\s*(#.*)?$")),
+    ((3, 11), "except*", lazy(r"^\s*except\s*\*")),
+    ((3, 13), "a type parameter default", lazy(
         r"^\s*((async\s+)?def|class|type)\s+\w+\s*\[[^\]]*\b\w+\s*=")),
-    ((3, 12), "a type alias statement", re.compile(r"^\s*type\s+[A-Za-z_]\w*\s*(\[.*\])?\s*=")),
-    ((3, 12), "type parameters", re.compile(r"^\s*((async\s+)?def|class)\s+\w+\s*\[")),
-    ((3, 12), "an f-string that nests quotes, backslashes or comments", re.compile(r"^msg:f-string")),
-    ((3, 14), "a template string", re.compile(r"(?<![\w\"'])[rR]?[tT][rR]?(\"|')")),
-    ((3, 14), "except without parentheses around several exceptions", re.compile(
+    ((3, 12), "a type alias statement", lazy(r"^\s*type\s+[A-Za-z_]\w*\s*(\[.*\])?\s*=")),
+    ((3, 12), "type parameters", lazy(r"^\s*((async\s+)?def|class)\s+\w+\s*\[")),
+    ((3, 12), "an f-string that nests quotes, backslashes or comments", lazy(r"^msg:f-string")),
+    ((3, 14), "a template string", lazy(r"(?<![\w\"'])[rR]?[tT][rR]?(\"|')")),
+    ((3, 14), "except without parentheses around several exceptions", lazy(
         r"^\s*except\s+[^(\s*][^:]*,[^:]*:(?!.*\bas\b)")),
 )
 

@@ -28,12 +28,13 @@ from keydrift.analysis.url_patterns import module_patterns
 from keydrift.analysis.tree import FUNCTION_TYPES, WITH_TYPES, FunctionNode, child_nodes, is_elif
 from keydrift.analysis.values import last_name
 from keydrift.frameworks import transforms
+from keydrift.patterns import lazy
 from keydrift.types import Config
 
 # -- which functions are normalizers ----------------------------------------------------------
 
 KEY_WORDS = r"(?:url|uri|link|href|email|host|hostname|domain|username|login|path|slug|handle)"
-EXTRA_NORMALIZER_NAME = re.compile(
+EXTRA_NORMALIZER_NAME = lazy(
     rf"(?:^|_)(?:clean|sanitize|sanitise|standardi[sz]e|norm|canon)_\w*?{KEY_WORDS}(?:$|_|s\b)", re.I)
 # Normalizers of display text, not keys.
 DISPLAY_WORDS: FrozenSet[str] = frozenset({
@@ -53,7 +54,7 @@ OUTPUT_FUNCTIONS: FrozenSet[str] = frozenset({
 URL_WORDS: FrozenSet[str] = frozenset({"url", "urls", "uri", "link", "href", "website", "homepage", "endpoint"})
 PATH_WORDS: FrozenSet[str] = frozenset({"path", "pathname", "route"})
 
-_WORD = re.compile(r"[a-z0-9]+")
+_WORD = lazy(r"[a-z0-9]+")
 
 
 def words(name: str) -> List[str]:

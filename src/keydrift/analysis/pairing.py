@@ -13,6 +13,7 @@ from keydrift.analysis.facts import (
     WHITESPACE, KeyAccess, Mismatch, Step,
 )
 from keydrift.analysis.values import is_remote, last_name
+from keydrift.patterns import lazy
 
 _REDERIVING = (REDERIVED, FETCH, REMOTE)
 
@@ -40,7 +41,7 @@ def effective_steps(access: KeyAccess, absorbs: FrozenSet[str]) -> Tuple[Step, .
 
 
 _IDEMPOTENT_KINDS = frozenset({CASE, WHITESPACE, SLASH, UNICODE, SLUG, NORMALIZER})
-_PREFIX_SLICE = re.compile(r"^\[:\d+\]$")
+_PREFIX_SLICE = lazy(r"^\[:\d+\]$")
 
 
 def _idempotent(step: Step) -> bool:
@@ -106,7 +107,7 @@ def _exclusive(read: KeyAccess, write: KeyAccess) -> bool:
     return any(arms.get(statement, arm) != arm for statement, arm in write.arms)
 
 
-_CALL_TEXT = re.compile(r"^([A-Za-z_][\w.]*)\(")
+_CALL_TEXT = lazy(r"^([A-Za-z_][\w.]*)\(")
 
 
 def _constructed_field(steps: Tuple[Step, ...]) -> bool:

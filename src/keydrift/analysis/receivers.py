@@ -34,11 +34,12 @@ from keydrift.analysis.tree import (
 from keydrift.analysis.values import dotted_name, last_name
 from keydrift.filestate import files_state, files_state_once, forget_state, python_file_digests, python_files, state_of
 from keydrift.forkhelp import made_by_a_helper
+from keydrift.patterns import lazy
 from keydrift.vocabulary import known_answer, mentions_database, remember_answer, text_key
 
 _MAX_FILE_BYTES = 2_000_000
-_CLASS = re.compile(r"^([ \t]*)class[ \t]+(\w+)", re.M)
-_METHOD = re.compile(r"^([ \t]+)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(\s*(?:self|cls)\b", re.M)
+_CLASS = lazy(r"^([ \t]*)class[ \t]+(\w+)", re.M)
+_METHOD = lazy(r"^([ \t]+)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(\s*(?:self|cls)\b", re.M)
 
 
 @dataclass
@@ -218,7 +219,7 @@ def _project_texts(root: str) -> Optional[List[Tuple[str, str]]]:
     return _TEXTS[root]
 
 
-_DELEGATION = re.compile(r"\bself\.\w+\.\s*$")
+_DELEGATION = lazy(r"\bself\.\w+\.\s*$")
 
 
 def _names(text: str, name: str, delegating: Optional[Tuple[int, int]]) -> bool:
@@ -382,8 +383,8 @@ class _Owners(Mapping):  # type: ignore[type-arg]
 
 
 _METHOD_INDEXES: Dict[str, MethodIndex] = {}
-_USER_MODEL_SETTING = re.compile(r"^AUTH_USER_MODEL[ \t]*=[ \t]*[\"'][\w.]*\.(\w+)[\"']", re.M)
-_CALLED_METHOD = re.compile(r"\.([A-Za-z_]\w*)\s*\(")
+_USER_MODEL_SETTING = lazy(r"^AUTH_USER_MODEL[ \t]*=[ \t]*[\"'][\w.]*\.(\w+)[\"']", re.M)
+_CALLED_METHOD = lazy(r"\.([A-Za-z_]\w*)\s*\(")
 
 
 def forget() -> None:
@@ -682,8 +683,8 @@ def _methods(text: str) -> Iterator[str]:
 # parallel run's workers start. CPython's regex engine skips ahead only to a literal a pattern
 # starts with, and those start with the line's indentation, so they were tried at every
 # position; these start with the keyword, and what precedes it on its line is checked after.
-_CLASS_KEYWORD = re.compile(r"class[ \t]+(\w+)")
-_METHOD_KEYWORD = re.compile(r"def[ \t]+(\w+)[ \t]*\(\s*(?:self|cls)\b")
+_CLASS_KEYWORD = lazy(r"class[ \t]+(\w+)")
+_METHOD_KEYWORD = lazy(r"def[ \t]+(\w+)[ \t]*\(\s*(?:self|cls)\b")
 
 
 def _statements(text: str, keyword: "re.Pattern[str]", indented: bool) -> Iterator[Tuple[int, str, str]]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
@@ -31,6 +30,7 @@ from keydrift.analysis.pairing import canonical_step
 from keydrift.analysis.receivers import mentioned
 from keydrift.analysis.summaries import parameter_of
 from keydrift.analysis.tree import string_literal
+from keydrift.patterns import lazy
 from keydrift.types import FixFacts
 
 # Step kinds that canonicalize a key (the same input always gives the same stored form); other
@@ -40,7 +40,7 @@ CANONICALIZING = frozenset({CASE, WHITESPACE, SLASH, UNICODE, IDNA, SLUG, NORMAL
 OPAQUE = frozenset({CALL, FORMAT, REDERIVED, FETCH, URL})
 
 # Fields that identify a record without being a value someone types: never a natural key.
-_SURROGATE_FIELD = re.compile(r"^(?:id|pk|uuid|guid)$|_(?:id|pk|uuid)$|__(?:id|pk)$")
+_SURROGATE_FIELD = lazy(r"^(?:id|pk|uuid|guid)$|_(?:id|pk|uuid)$|__(?:id|pk)$")
 # Roots of origins that are what a client or a file sent (request data, a parsed body, a form).
 _INPUT_ROOTS = frozenset({
     "request", "req", "body", "payload", "data", "params", "args", "form", "cleaned_data", "json",
@@ -50,9 +50,9 @@ _INPUT_ROOTS = frozenset({
 _CONFIG_ROOTS = frozenset({"settings", "config", "conf", "cfg", "CONFIG", "SETTINGS", "environ", "app_config"})
 # Attributes of these are records the database gave back (``request.user.email``).
 _RECORD_PATHS = ("request.user.", "self.request.user.", "self.user.", "self.instance.", "self.object.")
-_NAME = re.compile(r"[A-Za-z_]\w*")
+_NAME = lazy(r"[A-Za-z_]\w*")
 # how the text of a string literal starts (in parentheses, raw or u-prefixed)
-_STRING_START = re.compile(r"[\s(]*[rRuU]?['\"]")
+_STRING_START = lazy(r"[\s(]*[rRuU]?['\"]")
 
 
 class Origin(Term):
@@ -273,13 +273,13 @@ def classify(origins: Iterable[str], params: Tuple[str, ...]) -> Tuple[Origin, s
     return best[1], best[2]
 
 
-_ATTRIBUTE_CHAIN = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
+_ATTRIBUTE_CHAIN = lazy(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
 # an attribute of an element of a collection: elements with attributes are objects (records,
 # principals), not values as a client sent them (those are strings, or mappings: ``[*]["email"]``)
-_ELEMENT_FIELD = re.compile(r"\[\*\](?:\.[A-Za-z_]\w*)+$")
+_ELEMENT_FIELD = lazy(r"\[\*\](?:\.[A-Za-z_]\w*)+$")
 # ... except the elements of a parsed request body: ``payload.users[*].email``, and a validation
 # model named for input as web frameworks name them (``ticket_in: TicketIn``, ``ticket_in.labels``)
-_BODY_ROOT = re.compile(r"^(?:body|payload|json|[A-Za-z_]\w*_in)\b")
+_BODY_ROOT = lazy(r"^(?:body|payload|json|[A-Za-z_]\w*_in)\b")
 
 
 def _classify_one(text: str, params: Tuple[str, ...]) -> Origin:

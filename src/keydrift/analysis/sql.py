@@ -54,6 +54,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
+from keydrift.patterns import lazy
+
 READ = "read"
 IDENTIFY = "identify"
 STORE = "store"
@@ -180,7 +182,7 @@ def selects_no_table(sql: str) -> bool:
     return verb in _NOT_A_SELECT or (verb == "select" and "from" not in sql.lower())
 
 
-_SCAN = re.compile(
+_SCAN = lazy(
     r"""
       '(?:[^'\\]|''|\\.)*'?                      # string literal
     | "(?:[^"]|"")*"?                            # quoted identifier

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 from dataclasses import dataclass
 from typing import FrozenSet, Iterator, List, Optional, Set, Tuple
 
@@ -61,6 +60,7 @@ from keydrift.analysis.normalizer_names import is_normalizer_name, module_name_o
 from keydrift.analysis.parsing import SourceRejected
 from keydrift.diskcache import digest
 from keydrift.frameworks import schema
+from keydrift.patterns import lazy
 from keydrift.source import SourceError, decode_source
 from keydrift.types import Config
 
@@ -240,7 +240,7 @@ def _canonically_written(facts: object) -> Set[Tuple[str, str]]:
 
 
 # ``urlsplit(url).hostname`` (or urlparse's): urllib lowercases the host it returns.
-_HOSTNAME_OF_PARSE = re.compile(r"\burl(?:split|parse)\(.*\)\.hostname$")
+_HOSTNAME_OF_PARSE = lazy(r"\burl(?:split|parse)\(.*\)\.hostname$")
 
 
 _MAX_SIBLINGS = 40
@@ -274,7 +274,7 @@ def _sibling_writes(facts: object) -> Tuple[Set[Tuple[str, str]], Set[Tuple[str,
     return canonical, raw
 
 
-_FORM_VALIDATOR = re.compile(r"^(?:clean|validate)_(\w+)$")
+_FORM_VALIDATOR = lazy(r"^(?:clean|validate)_(\w+)$")
 
 
 def _form_layers(file: str, config: Config, project: object = None,

@@ -12,11 +12,11 @@ at the call, or a module-level name bound to a literal or ``re.compile(literal, 
 from __future__ import annotations
 
 import ast
-import re
 from typing import Dict, Iterator, Mapping, Optional, Tuple
 
 from keydrift.analysis.tree import string_literal
 from keydrift.analysis.values import dotted_name
+from keydrift.patterns import lazy
 
 # Methods of a compiled pattern and functions of ``re`` that test a string against a pattern.
 MATCHING: frozenset = frozenset({"match", "fullmatch", "search"})
@@ -25,7 +25,7 @@ PATTERN_TAKING: frozenset = MATCHING | frozenset({"compile", "sub", "subn", "spl
 RE_MODULES: frozenset = frozenset({"re", "regex"})
 
 _ANCHORS = ("^", "\\A")
-_INLINE_FLAGS = re.compile(r"^\(\?[aiLmsux]+\)")
+_INLINE_FLAGS = lazy(r"^\(\?[aiLmsux]+\)")
 _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-[]|?():*<>")
 _OPTIONAL_AFTER_GROUP = ("?", "*", "{0")
 
@@ -108,8 +108,8 @@ def requires_scheme(pattern: str, anchored: bool) -> bool:
 
 
 # A scheme character the pattern cannot skip: a letter (or a class) not followed by ? or *.
-_REQUIRED_SCHEME_CHARACTER = re.compile(r"(?<![(?])[A-Za-z](?![?*])")
-_CHARACTER_CLASS = re.compile(r"\[[^\]]*\]")
+_REQUIRED_SCHEME_CHARACTER = lazy(r"(?<![(?])[A-Za-z](?![?*])")
+_CHARACTER_CLASS = lazy(r"\[[^\]]*\]")
 _OPTIONAL_GROUP = (")?", ")*", "){0")
 
 

@@ -23,6 +23,7 @@ from keydrift.analysis.facts import (
 from keydrift.analysis.tree import current_source_lines, node_memo
 from keydrift.frameworks import transforms
 from keydrift.frameworks.schema import natural_key_kind
+from keydrift.patterns import lazy
 
 _MAX_LABEL = 48
 
@@ -310,7 +311,7 @@ def _arguments(node: ast.Call) -> List[Tuple[_Position, str, ast.expr]]:
     return found
 
 
-_STRING_START = re.compile(r"""([A-Za-z]*)('\'\'|"\"\"|'|")""")
+_STRING_START = lazy(r"""([A-Za-z]*)('\'\'|"\"\"|'|")""")
 
 
 def _string_tokens(text: str) -> Optional[List[Tuple[str, str, str]]]:
@@ -820,4 +821,4 @@ _HANDLERS: Dict[type, Callable[[Evaluator, Any], Value]] = {
     ast.Constant: Evaluator._constant,
 }
 
-NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+NAME_PATTERN = lazy(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar, Iterable, Iterator, Optional, Tuple
 
+from keydrift.patterns import lazy
 from keydrift.rules._examples import Example, Reporter, render_section
 
 REQUIRED_SECTIONS: Tuple[str, ...] = (
@@ -15,7 +16,7 @@ REQUIRED_SECTIONS: Tuple[str, ...] = (
     "Known problems",
 )
 
-_SECTION = re.compile(r"^## (.+)$", re.MULTILINE)
+_SECTION = lazy(r"^## (.+)$", re.MULTILINE)
 
 
 class Rule:

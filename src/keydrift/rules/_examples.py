@@ -25,16 +25,16 @@ Sources are dedented; a leading newline is dropped.
 
 from __future__ import annotations
 
-import re
-import textwrap
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable, List, Mapping, Optional, Tuple, Union
 
+from keydrift.patterns import lazy
+
 DEFAULT_FILE = "example.py"
 
 # ``# expect: KD101`` or ``# expect: KD101, KD202``; the codes run to the end of the comment.
-EXAMPLE_MARKER = re.compile(r"#\s*expect:\s*(?P<codes>KD\d{3}(?:\s*,\s*KD\d{3})*)\s*(?=#|$)")
+EXAMPLE_MARKER = lazy(r"#\s*expect:\s*(?P<codes>KD\d{3}(?:\s*,\s*KD\d{3})*)\s*(?=#|$)")
 
 Source = Union[str, Callable[[], str]]
 Files = Union[Source, Mapping[str, Source]]
@@ -59,6 +59,8 @@ class Example:
 
     @cached_property
     def files(self) -> Tuple[Tuple[str, str], ...]:
+        import textwrap  # only the documentation and the tests read an example: a check does not
+
         return tuple((path, textwrap.dedent(source() if callable(source) else source).lstrip("\n"))
                      for path, source in self.given)
 
