@@ -521,10 +521,12 @@ class FunctionWalker(Context):
 
     def walk(self, body: Sequence[ast.stmt]) -> None:
         lines = _statement_lines(body)
+        accesses = self.accesses
         for statement in body:
-            before = len(self.accesses)
+            before = len(accesses)
             self.statement(statement)
-            self._note_statement(before, lines.get(id(statement), statement))
+            if len(accesses) > before:  # most statements access nothing
+                self._note_statement(before, lines.get(id(statement), statement))
 
     def walk_suite(self, suite: Sequence[ast.stmt]) -> None:
         """A compound statement's body (a list of statements in ``ast``, however it is written)."""
@@ -538,45 +540,54 @@ class FunctionWalker(Context):
 
     def statement(self, node: ast.stmt) -> None:
         check_budget()
-        if isinstance(node, ast.If):
-            self.branches(node.test, node.body, node.orelse, node.col_offset)
-        elif isinstance(node, LOOP_TYPES):
-            self.scan(node.iter)
-            self.forget_target(node.target)
-            if isinstance(node.target, ast.Name):
-                self.state.values[node.target.id] = self.loop_variable(node.target.id, node.iter)
-            rows = self.rows_of(node.iter)
-            if rows is not None:
-                self.bind_rows(node.target, rows, node.body, node.iter)
-            copied = loop_copy(node)
-            if copied is not None:
-                self.note_copy(copied)
-            self.walk_suite(node.body)
-            self.walk_suite(node.orelse)
-        elif isinstance(node, ast.While):
-            self.scan(node.test)
-            self.walk_suite(node.body)
-            self.walk_suite(node.orelse)
-        elif isinstance(node, WITH_TYPES):
-            for item in node.items:
-                self.scan(item.context_expr)
-                if item.optional_vars is not None:
-                    self.forget_target(item.optional_vars)
-                    if isinstance(item.optional_vars, ast.Name):  # with urlopen(u) as resp: resp is the result
-                        self.state.values[item.optional_vars.id] = self.eval(item.context_expr)
-            self.walk_suite(node.body)
-        elif isinstance(node, _TRY_TYPES):
-            self.walk_suite(node.body)
-            for handler in node.handlers:
-                self.walk_suite(handler.body)
-            for extra in (node.orelse, node.finalbody):
-                self.walk_suite(extra)
-        elif _MATCH_TYPE is not None and isinstance(node, _MATCH_TYPE):
-            self.scan(node.subject)
-            for case in node.cases:
-                self.walk_suite(case.body)
-        elif not isinstance(node, _DEFINITIONS):
+        read = _STATEMENT_READERS.get(type(node))  # by type: most statements are simple ones
+        if read is not None:
+            read(self, node)
+        elif type(node) not in _DEFINITION_TYPES:
             self.small_statement(node)
+
+    def _if(self, node: ast.If) -> None:
+        self.branches(node.test, node.body, node.orelse, node.col_offset)
+
+    def _loop(self, node: ast.For) -> None:
+        self.scan(node.iter)
+        self.forget_target(node.target)
+        if isinstance(node.target, ast.Name):
+            self.state.values[node.target.id] = self.loop_variable(node.target.id, node.iter)
+        rows = self.rows_of(node.iter)
+        if rows is not None:
+            self.bind_rows(node.target, rows, node.body, node.iter)
+        copied = loop_copy(node)
+        if copied is not None:
+            self.note_copy(copied)
+        self.walk_suite(node.body)
+        self.walk_suite(node.orelse)
+
+    def _while(self, node: ast.While) -> None:
+        self.scan(node.test)
+        self.walk_suite(node.body)
+        self.walk_suite(node.orelse)
+
+    def _with(self, node: ast.With) -> None:
+        for item in node.items:
+            self.scan(item.context_expr)
+            if item.optional_vars is not None:
+                self.forget_target(item.optional_vars)
+                if isinstance(item.optional_vars, ast.Name):  # with urlopen(u) as resp: resp is the result
+                    self.state.values[item.optional_vars.id] = self.eval(item.context_expr)
+        self.walk_suite(node.body)
+
+    def _try(self, node: ast.Try) -> None:
+        self.walk_suite(node.body)
+        for handler in node.handlers:
+            self.walk_suite(handler.body)
+        for extra in (node.orelse, node.finalbody):
+            self.walk_suite(extra)
+
+    def _match(self, node: ast.AST) -> None:
+        self.scan(node.subject)  # type: ignore[attr-defined]
+        for case in node.cases:  # type: ignore[attr-defined]
+            self.walk_suite(case.body)
 
     def branches(self, test: ast.expr, body: Sequence[ast.stmt], orelse: Sequence[ast.stmt],
                  column: Optional[int] = None) -> None:
@@ -606,29 +617,31 @@ class FunctionWalker(Context):
             self.accesses[index] = replace(access, arms=(arm,) + access.arms)
 
     def small_statement(self, node: ast.stmt) -> None:
-        if isinstance(node, ast.Assign):
-            self.scan(node.value)
-            for target in node.targets:
-                self.assign(target, node.value, node)
-        elif isinstance(node, ast.AnnAssign):
-            if node.value is not None:
-                self.scan(node.value)
-                self.assign(node.target, node.value, node)
-        elif isinstance(node, ast.AugAssign):
-            self.scan(node.value)
-            if isinstance(node.target, ast.Name):
-                name = node.target.id
-                current = self.eval(node.target)
+        kind = type(node)
+        if kind is ast.Assign:
+            self.scan(node.value)  # type: ignore[attr-defined]
+            for target in node.targets:  # type: ignore[attr-defined]
+                self.assign(target, node.value, node)  # type: ignore[attr-defined]
+        elif kind is ast.AnnAssign:
+            if node.value is not None:  # type: ignore[attr-defined]
+                self.scan(node.value)  # type: ignore[attr-defined]
+                self.assign(node.target, node.value, node)  # type: ignore[attr-defined]
+        elif kind is ast.AugAssign:
+            self.scan(node.value)  # type: ignore[attr-defined]
+            if isinstance(node.target, ast.Name):  # type: ignore[attr-defined]
+                name = node.target.id  # type: ignore[attr-defined]
+                current = self.eval(node.target)  # type: ignore[attr-defined]
                 self.state.values[name] = current.then(Step(FORMAT, "augmented assignment"), code(node))
                 self.state.bound.pop(name, None)
         else:
+            # ``raise E from cause``: the cause is context for the traceback, not a key; not scanned
+            cause = node.cause if kind is ast.Raise else None  # type: ignore[attr-defined]
             for child in child_nodes(node):
-                # ``raise E from cause``: the cause is context for the traceback, not a key; not scanned
-                if isinstance(child, ast.expr) and not (isinstance(node, ast.Raise) and child is node.cause):
+                if type(child) not in _NOTHING_TO_SCAN and isinstance(child, ast.expr) and child is not cause:
                     self.scan(child)
-            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-                self.fill(node.value)
-            if isinstance(node, ast.Return) and node.value is not None:
+            if kind is ast.Expr and type(node.value) is ast.Call:  # type: ignore[attr-defined]
+                self.fill(node.value)  # type: ignore[attr-defined]
+            if kind is ast.Return and node.value is not None:  # type: ignore[attr-defined]
                 self.returns.append(self.eval(node.value))
                 self.returned_rows.append(self.rows_of(node.value))
 
@@ -836,13 +849,23 @@ class FunctionWalker(Context):
                     self.note_copy(copied)
         if node_type in _COMPREHENSION_TYPES:
             with self._comprehension_scope(node):  # type: ignore[arg-type]
-                for child in source_order_children(node):
-                    self.scan(child)
+                self._scan_children(node)
             return
-        for child in source_order_children(node):
-            self.scan(child)
+        self._scan_children(node)
         if recognized is not None:  # after the arguments: a subquery in them is known by then
             self.note_rows(node, recognized)  # type: ignore[arg-type]
+
+    def _scan_children(self, node: ast.AST) -> None:
+        """``scan`` each child in source order, without the call for names and literals (half
+        the children) and down an attribute chain without one per link (``a.b.c``: only the
+        innermost value can hold anything)."""
+        for child in source_order_children(node):
+            child_type = type(child)
+            while child_type is ast.Attribute:
+                child = child.value  # type: ignore[attr-defined]
+                child_type = type(child)
+            if child_type not in _NOTHING_TO_SCAN:
+                self.scan(child)
 
     def configured_table_call(self, call: ast.Call) -> Optional[ChainInfo]:
         """A call of a ``[tool.keydrift] tables`` helper: its table and dicts where configured."""
@@ -1139,6 +1162,18 @@ class FunctionWalker(Context):
                     values.pop(name, None)
                 else:
                     values[name] = value
+
+
+# How ``FunctionWalker.statement`` reads each compound statement (by its type: the walker meets
+# every statement, so one look-up instead of a chain of ``isinstance`` tests).
+_STATEMENT_READERS = {
+    ast.If: FunctionWalker._if, ast.While: FunctionWalker._while,
+    **{kind: FunctionWalker._loop for kind in LOOP_TYPES},
+    **{kind: FunctionWalker._with for kind in WITH_TYPES},
+    **{kind: FunctionWalker._try for kind in _TRY_TYPES},
+    **({_MATCH_TYPE: FunctionWalker._match} if _MATCH_TYPE is not None else {}),
+}
+_DEFINITION_TYPES = frozenset(_DEFINITIONS)
 
 
 def _row_uses(target: ast.expr, rows: RowSource, scope: Sequence[ast.AST]
