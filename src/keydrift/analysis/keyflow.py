@@ -283,25 +283,29 @@ class FunctionWalker(Context):
     # -- Context --------------------------------------------------------------------------
 
     def evaluator(self) -> Evaluator:
-        fields = {name: inst.fields for name, inst in self.state.instances.items()}
-        fields.update({name: rec.fields for name, rec in self.state.records.items()})
-        return Evaluator(self.state.values, fields, self.config.normalizers, self._returned_value)
+        state = self.state
+        fields = {}
+        if state.instances or state.records:  # (an evaluator is made for every value read)
+            fields = {name: inst.fields for name, inst in state.instances.items()}
+            fields.update({name: rec.fields for name, rec in state.records.items()})
+        return Evaluator(state.values, fields, self.config.normalizers, self._returned_value)
 
     def _returned_value(self, call: ast.Call, text: str) -> Optional[Value]:
         """What a call to a summarized function returns, in terms of its arguments. A database
         read returns stored records, not a transformation of its arguments."""
         if id(call) in self.chains or id(call) in self.consumed:
             return fresh(text)
-        if self.analysis is None:
+        analysis = self.analysis
+        if analysis is None:
             return None
-        resolved = self.analysis.resolve(call, self)  # type: ignore[attr-defined]
+        resolved = analysis.resolve(call, self)  # type: ignore[attr-defined]
         arguments = None
         if resolved is None:
-            runner = self.analysis.resolve_runner(call, self)  # type: ignore[attr-defined]
+            runner = analysis.resolve_runner(call, self)  # type: ignore[attr-defined]
             if runner is None:
                 return None
             resolved, arguments = runner
-        return self.analysis.returned_value(call, resolved, self, text, arguments)  # type: ignore[attr-defined]
+        return analysis.returned_value(call, resolved, self, text, arguments)  # type: ignore[attr-defined]
 
     def eval(self, node: ast.expr) -> Value:
         return self.evaluator().eval(node)
@@ -869,7 +873,7 @@ class FunctionWalker(Context):
 
     def configured_table_call(self, call: ast.Call) -> Optional[ChainInfo]:
         """A call of a ``[tool.keydrift] tables`` helper: its table and dicts where configured."""
-        if self.analysis is None:
+        if not self.config.tables or self.analysis is None:  # (the analysis's configuration: the same)
             return None
         entry = self.analysis.configured_table(call)  # type: ignore[attr-defined]
         if entry is None:
@@ -1029,27 +1033,28 @@ class FunctionWalker(Context):
     def call_summary(self, call: ast.Call) -> None:
         """A call to a summarized function makes the accesses the function makes; a call to a
         configured reader or writer wrapper is a read or write by its key parameter."""
-        if self.analysis is None:
+        analysis = self.analysis
+        if analysis is None:
             return
-        wrapper = self.analysis.configured_wrapper(call)  # type: ignore[attr-defined]
+        wrapper = analysis.configured_wrapper(call) if self.config.readers or self.config.writers else None  # type: ignore[attr-defined]
         if wrapper is not None:
             kind, param, entity, field_name = wrapper
-            argument = self.analysis.wrapper_argument(call, param, self)  # type: ignore[attr-defined]
+            argument = analysis.wrapper_argument(call, param, self)  # type: ignore[attr-defined]
             if argument is not None:
                 self.add(kind, Key(entity, field_name, self.eval(argument)), call,
                          LOOKUP if kind == READ else STORE, next(self.call_ids), code(call), saves=kind == WRITE)
             return
-        resolved = self.analysis.resolve(call, self)  # type: ignore[attr-defined]
+        resolved = analysis.resolve(call, self)  # type: ignore[attr-defined]
         arguments = None
         if resolved is None:
-            runner = self.analysis.resolve_runner(call, self)  # type: ignore[attr-defined]
+            runner = analysis.resolve_runner(call, self)  # type: ignore[attr-defined]
             if runner is not None:
                 resolved, arguments = runner
         if resolved is not None and resolved.summary.copies:
             self.copies_in_call(call, resolved)
         if resolved is not None and resolved.summary.accesses:
-            imported = self.analysis.import_accesses(call, resolved, self, next(self.call_ids),  # type: ignore[attr-defined]
-                                                     arguments)
+            imported = analysis.import_accesses(call, resolved, self, next(self.call_ids),  # type: ignore[attr-defined]
+                                                arguments)
             self.accesses.extend(imported)
 
     def underived_keys(self) -> List[KeyAccess]:

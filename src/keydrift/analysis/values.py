@@ -472,6 +472,9 @@ def _string_literal(node: ast.AST) -> Optional[str]:
     return None
 
 
+_NO_NAMES: frozenset = frozenset()
+
+
 class Evaluator:
     """Evaluates expressions against an environment ``name -> Value``.
 
@@ -484,7 +487,8 @@ class Evaluator:
                  call_hook: Optional[Callable[[ast.Call, str], Optional[Value]]] = None) -> None:
         self.values = values
         self.record_fields = record_fields
-        self.normalizers = frozenset(n.rsplit(".", 1)[-1] for n in normalizers)
+        # (the walker makes an evaluator for every value it reads; most projects configure none)
+        self.normalizers = frozenset(n.rsplit(".", 1)[-1] for n in normalizers) if normalizers else _NO_NAMES
         # what a call returns when the callee's summary is known
         self.call_hook = call_hook
 

@@ -100,7 +100,12 @@ class Dispatch:
         self._remembered: Dict[Tuple[str, str, str], Tuple[Recognizer, ...]] = {}
 
     def recognizers(self, links: Sequence[Link]) -> Tuple[Recognizer, ...]:
-        names = (links[0][0], next((name for name, call in links if call is not None), ""), links[-1][0])
+        first_call = ""
+        for name, call in links:  # (a loop: asked for every call the walker meets)
+            if call is not None:
+                first_call = name
+                break
+        names = (links[0][0], first_call, links[-1][0])
         found = self._remembered.get(names)
         if found is None:
             if len(self._remembered) >= self._REMEMBERED:
