@@ -119,22 +119,24 @@ class Context:
 def unchain(node: ast.expr) -> Tuple[Optional[ast.expr], List[Link]]:
     """``A.b.c(x).d(y)`` -> (Name A, [("b", None), ("c", call), ("d", call)])."""
     links: List[Link] = []
-    while True:
-        if isinstance(node, ast.Await):
-            node = node.value
-        elif isinstance(node, ast.Call):
-            func = node.func
-            if isinstance(func, ast.Attribute):
+    while True:  # (by exact type: ``ast`` node classes are never subclassed; asked for every call)
+        kind = type(node)
+        if kind is ast.Await:
+            node = node.value  # type: ignore[attr-defined]
+        elif kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            func_kind = type(func)
+            if func_kind is ast.Attribute:
                 links.append((func.attr, node))
                 node = func.value
-            elif isinstance(func, ast.Name):
+            elif func_kind is ast.Name:
                 links.append((func.id, node))
                 links.reverse()
                 return None, links
             else:
                 links.reverse()
                 return func, links
-        elif isinstance(node, ast.Attribute):
+        elif kind is ast.Attribute:
             links.append((node.attr, None))
             node = node.value
         else:

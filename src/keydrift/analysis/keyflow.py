@@ -185,11 +185,16 @@ def _names_used(value: ast.expr) -> Tuple[FrozenSet[str], FrozenSet[str]]:
 
 def _names_in(value: ast.AST) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     names, lambda_parameters = set(), set()
-    for node in walk(value):
-        if isinstance(node, ast.Name):
-            names.add(node.id)
-        elif isinstance(node, ast.arg):
-            lambda_parameters.add(node.arg)
+    stack = [value]
+    while stack:  # (``tree.walk`` inlined: a name or a literal has no child worth a look)
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.Name:
+            names.add(node.id)  # type: ignore[attr-defined]
+        elif kind is not ast.Constant:
+            if kind is ast.arg:
+                lambda_parameters.add(node.arg)  # type: ignore[attr-defined]
+            stack.extend(child_nodes(node))
     return frozenset(names), frozenset(lambda_parameters)
 
 

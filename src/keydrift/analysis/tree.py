@@ -273,6 +273,18 @@ def node_memo(name: str) -> Optional[Dict[int, Tuple[ast.AST, Any]]]:
     return found
 
 
+def lines_and_memo(name: str) -> Tuple[Optional[Sequence[str]], Optional[Dict[int, Tuple[ast.AST, Any]]]]:
+    """``current_source_lines()`` and ``node_memo(name)`` at once (a reader of source text asks
+    for both for every node it reads)."""
+    source = _SOURCE.get()
+    if source is None:
+        return None, None
+    found = source.memos.get(name)
+    if found is None:
+        found = source.memos[name] = {}
+    return source.lines, found
+
+
 _Derived = TypeVar("_Derived")
 
 

@@ -20,7 +20,7 @@ from keydrift.analysis.facts import (
     Step,
     Value,
 )
-from keydrift.analysis.tree import current_source_lines, node_memo
+from keydrift.analysis.tree import current_source_lines, lines_and_memo, node_memo
 from keydrift.frameworks import transforms
 from keydrift.frameworks.schema import natural_key_kind
 from keydrift.patterns import lazy
@@ -45,20 +45,18 @@ def code(node: ast.AST) -> str:
     """The node's source text on one line. Common expression shapes are rendered directly
     (one spelling whatever the layout); anything else is the source as written, whitespace collapsed
     (``ast.unparse`` when no source is set, see ``tree.source_lines``)."""
-    lines = current_source_lines()
+    lines, memo = lines_and_memo(_CODE_MEMO)
     end_line = getattr(node, "end_lineno", None)
-    if lines is None or end_line is None or end_line > len(lines):
+    if lines is None or memo is None or end_line is None or end_line > len(lines):
         return _without_source(node)
-    memo = node_memo(_CODE_MEMO)
-    known = memo.get(id(node)) if memo is not None else None
+    known = memo.get(id(node))
     if known is not None and known[0] is node:
         return known[1]
     try:
         text = _code_from(lines, node)
     except AttributeError:  # a node built by hand inside a parsed one has no positions
         return _without_source(node)
-    if memo is not None:
-        memo[id(node)] = (node, text)
+    memo[id(node)] = (node, text)
     return text
 
 
@@ -237,9 +235,10 @@ def _render(node: ast.AST, lines: Optional[Sequence[str]]) -> Optional[str]:
 
 
 def _rendered(node: ast.AST, lines: Optional[Sequence[str]]) -> Optional[str]:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Constant):
+    kind = type(node)  # (by exact type: asked for every expression the evaluator reads)
+    if kind is ast.Name:
+        return node.id  # type: ignore[attr-defined]
+    if kind is ast.Constant:
         value = node.value
         if value is None or isinstance(value, bool):
             return str(value)  # a builtin name, spelled as written
@@ -250,10 +249,10 @@ def _rendered(node: ast.AST, lines: Optional[Sequence[str]]) -> Optional[str]:
             tokens = _string_tokens(text)
             return text if tokens is not None and len(tokens) == 1 else None  # one literal, as written
         return text
-    if isinstance(node, ast.Attribute):
+    if kind is ast.Attribute:
         base = _render_part(node, node.value, lines)
         return None if base is None else f"{base}.{node.attr}"
-    if isinstance(node, ast.Subscript):
+    if kind is ast.Subscript:
         base = _render_part(node, node.value, lines)
         if base is None:
             return None
@@ -270,7 +269,7 @@ def _rendered(node: ast.AST, lines: Optional[Sequence[str]]) -> Optional[str]:
         if any(p is None for p in parts):
             return None
         return f"{base}[{', '.join(parts)}]"  # type: ignore[arg-type]
-    if isinstance(node, ast.Call):
+    if kind is ast.Call:
         func = _render_part(node, node.func, lines)
         if func is None:
             return None
@@ -409,10 +408,10 @@ def _field_end(body: str, index: int) -> int:
 def dotted_name(node: ast.AST) -> str:
     """``a.b.c`` for a Name/Attribute chain, else ""."""
     parts: List[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+    if type(node) is ast.Name:
         parts.append(node.id)
         return ".".join(reversed(parts))
     if _is_name_constant(node):  # ``None``/``True``/``False`` are read like names
@@ -422,10 +421,11 @@ def dotted_name(node: ast.AST) -> str:
 
 
 def last_name(node: ast.AST) -> str:
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    if isinstance(node, ast.Name):
-        return node.id
+    kind = type(node)
+    if kind is ast.Attribute:
+        return node.attr  # type: ignore[attr-defined]
+    if kind is ast.Name:
+        return node.id  # type: ignore[attr-defined]
     if _is_name_constant(node):
         return str(node.value)  # type: ignore[attr-defined]
     return ""
