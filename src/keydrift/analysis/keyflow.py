@@ -1041,7 +1041,8 @@ class FunctionWalker(Context):
         analysis = self.analysis
         if analysis is None:
             return
-        wrapper = analysis.configured_wrapper(call) if self.config.readers or self.config.writers else None  # type: ignore[attr-defined]
+        configured = self.config.readers or self.config.writers
+        wrapper = analysis.configured_wrapper(call) if configured else None  # type: ignore[attr-defined]
         if wrapper is not None:
             kind, param, entity, field_name = wrapper
             argument = analysis.wrapper_argument(call, param, self)  # type: ignore[attr-defined]

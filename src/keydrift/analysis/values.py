@@ -61,6 +61,9 @@ def code(node: ast.AST) -> str:
 
 
 def _code_from(lines: Sequence[str], node: ast.AST) -> str:
+    rendered = _rendered_before(node)
+    if rendered is not None:
+        return rendered
     span = _own_span(lines, node)
     if span is None:
         text = _render(node, lines)
@@ -70,6 +73,18 @@ def _code_from(lines: Sequence[str], node: ast.AST) -> str:
     else:
         text = _text_between(lines, *span)
     return " ".join(text.split())
+
+
+def _rendered_before(node: ast.AST) -> Optional[str]:
+    """The node's canonical rendering when one was made already: as a part of an enclosing
+    expression's (the evaluator reads a call, then its receiver and arguments), or by an earlier
+    ``code`` of it. Either way no parentheses of its own are around it (``_own_span`` is None):
+    a part is rendered only after the separator before it was found to be the one expected
+    (``(``, ``[``, ``,``, ``k=``) or when it starts where its whole does (``a`` in ``a.b``), and
+    ``code`` renders a node only when it has none."""
+    memo = node_memo(_RENDER_MEMO)
+    known = memo.get(id(node)) if memo is not None else None
+    return known[1] if known is not None and known[0] is node else None
 
 
 def _without_source(node: ast.AST) -> str:
