@@ -21,6 +21,10 @@ from typing import Optional, Set
 
 import pytest
 
+# Every record frozen (``keydrift.records``): a test fails where code assigns to one. Set before
+# keydrift is imported, and inherited by the processes the tests start.
+os.environ["KEYDRIFT_FROZEN_RECORDS"] = "1"
+
 ROOT = Path(__file__).resolve().parent.parent
 _ALLOWED_PARTS = ("__pycache__", ".pytest_cache")
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Dict, Optional, Tuple
 
+from keydrift.records import record
 
-@dataclass(frozen=True)
+
+@record
 class Location:
     """One step of a finding's path: a read, a transformation or a write."""
 
@@ -16,7 +18,7 @@ class Location:
     note: str = ""  # what happens here, e.g. "read by domain.url"
 
 
-@dataclass(frozen=True)
+@record
 class Span:
     """An exact source range: 1-based lines, 0-based columns, the end column exclusive."""
 
@@ -26,7 +28,7 @@ class Span:
     end_col: int
 
 
-@dataclass(frozen=True)
+@record
 class FixFacts:
     """What a fix needs to know beyond the finding's position and the source text (see
     keydrift.fixes): the expression to rewrite and, for key fixes, the key, its normalizer and
@@ -39,7 +41,7 @@ class FixFacts:
     value: str = ""  # the key's expression inside ``target`` that lacks it, as written
 
 
-@dataclass(frozen=True)
+@record
 class Finding:
     """One diagnostic. ``line``/``col`` is where it is reported; ``end_line`` is the last line
     of the reported statement, so a ``# noqa`` on any of its lines suppresses it."""
@@ -61,7 +63,7 @@ class Finding:
         return (self.path, self.line, self.col, self.code, self.message)
 
 
-@dataclass(frozen=True)
+@record
 class TableWrapper:
     """A configured in-house table helper (``[tool.keydrift] tables``): which argument is the
     table, which the dict of key columns, which the dict of stored values. Each is a parameter
@@ -76,7 +78,7 @@ class TableWrapper:
     fixed_table: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class Config:
     """The ``[tool.keydrift]`` table, validated. ``root`` is the project root (where the
     pyproject.toml was found, or the working directory)."""

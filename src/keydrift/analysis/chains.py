@@ -23,6 +23,7 @@ from keydrift.analysis.facts import STORE, WRITE, Value
 from keydrift.analysis.tree import concatenated_literals, keyword_arg, segment, unspread_positional_args, unstarred
 from keydrift.analysis.values import code, last_name
 from keydrift.frameworks import sqlalchemy_orm as sqla
+from keydrift.records import record
 
 Link = Tuple[str, Optional[ast.Call]]
 # The field of a write of every keyword a ``**kwargs`` parameter forwards (``create(**fields)``
@@ -375,7 +376,7 @@ STOP = Stop()
 Recognizer = Callable[[Chain], Union[ChainInfo, None, Stop]]
 
 
-@dataclass(frozen=True)
+@record
 class Names:
     """The names a link may have: listed in a layer's table, or of a shape no list holds
     (``*objects`` managers, helpers named by a verb)."""
@@ -387,7 +388,7 @@ class Names:
         return name in self.listed or (self.shape is not None and self.shape(name))
 
 
-@dataclass(frozen=True)
+@record
 class Route:
     """The chains a layer can answer, told by the names of three of their links: the first
     (``objects`` in ``User.objects.get(email=e)``), the first called (``query`` in
@@ -403,7 +404,7 @@ class Route:
         return self.first.admit(first) or self.first_call.admit(first_call) or self.last.admit(last)
 
 
-@dataclass(frozen=True)
+@record
 class Layer:
     """One database layer as the registry knows it: what it recognizes, its recognizers for
     the three passes over a chain (``layers/registry.py`` asks every layer's ``call`` recognizer,

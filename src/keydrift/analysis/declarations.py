@@ -40,6 +40,7 @@ from keydrift.analysis.tree import string_literal as _string
 from keydrift.analysis.values import code, dotted_name, last_name
 from keydrift.frameworks import schema
 from keydrift.patterns import lazy
+from keydrift.records import record
 from keydrift.types import Config
 
 FIELD = "field"  # KD301
@@ -53,7 +54,7 @@ _MAX_EXPRESSION_DEPTH = 2
 _SAVING_METHODS = frozenset({"save", "clean", "full_clean", "before_save", "pre_save"}) | schema.ASSIGNING_METHODS
 
 
-@dataclass(frozen=True)
+@record
 class Declaration:
     """A uniqueness declaration over ``columns`` of ``entity`` (class or table name)."""
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import ast
 import enum
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import FrozenSet, Iterable, List, Optional, Sequence, Tuple
+
+from keydrift.records import record
 
 
 class Term(str, enum.Enum):
@@ -48,7 +50,7 @@ def step_kinds(kinds: Iterable[str]) -> FrozenSet[StepKind]:
     return frozenset(StepKind(k) for k in kinds)
 
 
-@dataclass(frozen=True)
+@record
 class Step:
     """One transformation applied to a value, e.g. Step(CASE, ".lower()"). ``node`` is the
     expression that applies it (in the module being analyzed), for rules that report there."""
@@ -62,7 +64,7 @@ class Step:
             object.__setattr__(self, "kind", StepKind(self.kind))
 
 
-@dataclass(frozen=True)
+@record
 class Value:
     """What the analysis knows of a key value: where it came from (``origins``: source texts
     such as ``domain.url`` or a parameter name) and the transformations applied since."""
@@ -99,7 +101,7 @@ READ, WRITE = AccessKind.READ, AccessKind.WRITE
 LOOKUP, STORE, DEFAULTS, BYPASSED = Role.LOOKUP, Role.STORE, Role.DEFAULTS, Role.BYPASSED
 
 
-@dataclass(frozen=True)
+@record
 class KeyAccess:
     """A database read or write that selects or stores ``entity.field`` by ``value``."""
 
@@ -145,7 +147,7 @@ class Shape(Term):
     PAYLOAD_COPY = "payload-copy"  # a remote mapping copied onto a record, then saved
 
 
-@dataclass(frozen=True)
+@record
 class Mismatch:
     """A read and a write of the same entity.field from one origin through different steps."""
 
@@ -158,7 +160,7 @@ class Mismatch:
             object.__setattr__(self, "shape", Shape(self.shape))
 
 
-@dataclass(frozen=True)
+@record
 class RawFix:
     """What a fix needs (see ``types.FixFacts``), with the node to rewrite instead of its span."""
 
@@ -169,7 +171,7 @@ class RawFix:
     value: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class RawFinding:
     """A finding before positions are known: rules produce these, the engine resolves nodes."""
 

@@ -11,11 +11,11 @@ read off it (``literal_strings``).
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from keydrift.analysis import tree
 from keydrift.patterns import lazy
+from keydrift.records import record
 
 # A step of the walk: an index or dict key, or one of the words below.
 PathStep = Union[int, str]
@@ -25,7 +25,7 @@ _VIEWS = {"items": ITEMS, "keys": EACH, "values": VALUES}
 _MAX_LOOPS = 8  # nested loops followed back; more is not a table walk
 
 
-@dataclass(frozen=True)
+@record
 class LoopSource:
     root: str  # the name the outermost loop walks
     path: Tuple[PathStep, ...]  # from that collection to the value

@@ -10,7 +10,7 @@ order, and a dataclass/attrs post-init hook's rewrites, which the built instance
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 from keydrift.analysis import imports
@@ -23,6 +23,7 @@ from keydrift.analysis.values import Evaluator, code, dotted_name, last_name
 from keydrift.frameworks import django_orm as django
 from keydrift.frameworks import schema
 from keydrift.frameworks import sqlalchemy_orm as sqla
+from keydrift.records import record
 
 # Methods that run whenever a record is stored.
 SAVING_METHODS = frozenset({"save", "clean", "full_clean", "before_save", "pre_save", "__init__"})
@@ -49,7 +50,7 @@ _KEYWORD_ONLY_MARKER = "KW_ONLY"
 VALIDATOR_DECORATORS = frozenset({"validates"})
 
 
-@dataclass(frozen=True)
+@record
 class Rewrite:
     steps: Tuple[Step, ...]
     by: str  # "User.save()"
@@ -57,7 +58,7 @@ class Rewrite:
     node: Optional[ast.AST] = field(default=None, compare=False, hash=False, repr=False)
 
 
-@dataclass(frozen=True)
+@record
 class Derivation:
     """A key field ``save()`` computes from another field: ``self.slug = slugify(self.title)``."""
 
@@ -70,7 +71,7 @@ class Derivation:
 Derivations = Dict[Tuple[str, str], Tuple[Derivation, ...]]
 
 
-@dataclass(frozen=True)
+@record
 class Constructor:
     """How calling a class fills its instance's fields: the field each positional argument
     becomes (``Subscriber(email, "trial")``), and the rewrites the instance gets once built

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 from keydrift.analysis import imports, pairing
@@ -27,12 +27,13 @@ from keydrift.frameworks.django_orm import DEFAULT_USER_MODEL
 from keydrift.analysis.values import dotted_name, last_name
 from keydrift.frameworks import task_queues as tasks
 from keydrift.frameworks.data_access import RUNNER_SUPPLIED_PARAMS
+from keydrift.records import record
 from keydrift.types import Config, TableWrapper
 
 STATIC_DECORATORS = frozenset({"staticmethod"})
 
 
-@dataclass(frozen=True)
+@record
 class FunctionUnit:
     name: str  # qualified inside the module: "save_result", "Repo.save"
     node: FunctionNode
@@ -40,7 +41,7 @@ class FunctionUnit:
     params: Tuple[str, ...]  # what callers pass (self/cls dropped)
 
 
-@dataclass(frozen=True)
+@record
 class Resolved:
     summary: FunctionSummary
     label: str  # "save_result()" / "repo.save_result()"

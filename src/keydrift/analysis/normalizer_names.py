@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Dict, FrozenSet, Iterator, List, Sequence, Set, Tuple
 
 from keydrift.analysis.imports import bindings, module_name_of  # noqa: F401 - module_name_of: callers' import
@@ -29,6 +29,7 @@ from keydrift.analysis.tree import FUNCTION_TYPES, WITH_TYPES, FunctionNode, chi
 from keydrift.analysis.values import last_name
 from keydrift.frameworks import transforms
 from keydrift.patterns import lazy
+from keydrift.records import record
 from keydrift.types import Config
 
 # -- which functions are normalizers ----------------------------------------------------------
@@ -129,7 +130,7 @@ URL_PARSE_MODULES: FrozenSet[str] = frozenset({
 })
 
 
-@dataclass(frozen=True)
+@record
 class UrlParseNames:
     """How the module names urllib.parse: ``from urllib.parse import urlsplit as us`` ->
     functions {"us": "urlsplit"}; ``import urllib.parse as up`` -> modules {"up"}; names

@@ -23,7 +23,7 @@ import ast
 import io
 import re
 import tokenize
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 from keydrift.analysis.normalizer_names import (
@@ -48,6 +48,7 @@ from keydrift.analysis.tree import (
 )
 from keydrift.analysis.tree import string_literal as _literal
 from keydrift.analysis.values import code, dotted_name, last_name
+from keydrift.records import record
 from keydrift.types import Config
 from keydrift.vocabulary import mentions_database
 
@@ -85,7 +86,7 @@ CASE_METHODS: FrozenSet[str] = frozenset({"lower", "casefold"})
 STRIP_METHODS: FrozenSet[str] = frozenset({"strip", "lstrip", "rstrip"})
 
 
-@dataclass(frozen=True)
+@record
 class Val:
     kind: str = OTHER
     parse_part: bool = False  # a part of a parse result (``parts.path``): rebuilt next to its host
@@ -94,7 +95,7 @@ class Val:
     scheme_stripped: bool = False  # removeprefix("https://")/lstrip("http://"): prefixing one is idempotent
 
 
-@dataclass(frozen=True)
+@record
 class Defect:
     code: str
     function: str  # qualified name of the normalizer
@@ -837,7 +838,7 @@ def _call_chain(node: ast.expr) -> Iterator[ast.expr]:
 
 # -- implicitly concatenated strings -----------------------------------------------------------
 
-@dataclass(frozen=True)
+@record
 class _Piece:
     """One literal of an implicit concatenation: its value (None for an f-string), and for an
     f-string its own tree and the position of its source."""

@@ -14,16 +14,16 @@ over the network and whether the object is saved.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import Iterator, List, Optional, Sequence, Union
 
 from keydrift.analysis.tree import walk
 from keydrift.analysis.values import last_name
+from keydrift.records import record
 
 _LEAVING = (ast.Continue, ast.Break, ast.Return, ast.Raise)
 
 
-@dataclass(frozen=True)
+@record
 class Copy:
     """``mapping``'s keys assigned onto ``target`` at ``node``."""
 

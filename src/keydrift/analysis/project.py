@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import json
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from collections import OrderedDict
 from collections.abc import Mapping
 from contextlib import contextmanager
@@ -25,6 +25,7 @@ from keydrift.diskcache import (
 )
 from keydrift.analysis.imports import SOURCE_ROOTS, forget_packages, import_name_for, module_name_for  # noqa: F401 - the index's API
 from keydrift.analysis.facts import step_kinds, steps_from_json, steps_to_json
+from keydrift.records import record
 from keydrift.source import physical_lines
 from keydrift.analysis.models import Constructor, Constructors, Derivation, Derivations, Rewrite
 from keydrift.analysis.parsing import SourceRejected, parse
@@ -846,7 +847,7 @@ def _export_of(analysis: Any, tree: ast.Module, path: str, relative: str) -> "Mo
                         analysis.info.relations, analysis.info.computed)
 
 
-@dataclass(frozen=True)
+@record
 class ModuleExport:
     summaries: Dict[str, FunctionSummary] = field(default_factory=dict)
     rewrites: Dict[Tuple[str, str], Rewrite] = field(default_factory=dict)

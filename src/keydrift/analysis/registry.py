@@ -31,6 +31,7 @@ from keydrift.analysis.receivers import mentioned
 from keydrift.analysis.summaries import parameter_of
 from keydrift.analysis.tree import string_literal
 from keydrift.patterns import lazy
+from keydrift.records import record
 from keydrift.types import FixFacts
 
 # Step kinds that canonicalize a key (the same input always gives the same stored form); other
@@ -66,7 +67,7 @@ class Origin(Term):
     LOCAL = "local"  # any other value computed in the function
 
 
-@dataclass(frozen=True)
+@record
 class Site:
     """A place in the project: the file relative to the project root, and the statement."""
 
@@ -79,7 +80,7 @@ class Site:
         return f"{self.path}:{self.line}"
 
 
-@dataclass(frozen=True)
+@record
 class KeyUse:
     """One read or write of ``entity.field`` seen from one function (helpers' included)."""
 
@@ -108,7 +109,7 @@ class KeyUse:
         return bool(self.steps)
 
 
-@dataclass(frozen=True)
+@record
 class ModelRewrite:
     """A model's own rewriting of a key whenever a record is saved (``save()``, receivers...)."""
 
@@ -119,7 +120,7 @@ class ModelRewrite:
     site: Site
 
 
-@dataclass(frozen=True)
+@record
 class ModuleKeys:
     """Everything one module contributes to the registry (plain data: cached as JSON)."""
 
@@ -383,7 +384,7 @@ def describe(form: Form) -> str:
     return " and ".join(words.get(l, f"through {l}()" if not l.endswith(")") else f"through {l}") for l in labels)
 
 
-@dataclass(frozen=True)
+@record
 class Evidence:
     """How one write (or the model itself) stores the key."""
 
@@ -559,7 +560,7 @@ def elsewhere(first: Site, second: Site) -> bool:
     return first.path != second.path
 
 
-@dataclass(frozen=True)
+@record
 class ProjectFinding:
     """A finding the registry's rules make: located by ``Site`` (no syntax tree needed)."""
 

@@ -16,7 +16,6 @@ binds them to loop variables and turns the row fields a loop uses into reads.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import Callable, Iterator, List, Optional, Tuple
 
 from keydrift.analysis.accesses import Context, column_of, is_model_name, keyword_args, positional_args, unchain
@@ -25,6 +24,7 @@ from keydrift.analysis.values import last_name
 from keydrift.frameworks import dbapi_sql as dbapi
 from keydrift.frameworks import django_orm as django
 from keydrift.frameworks import sqlalchemy_orm as sqla
+from keydrift.records import record
 
 Column = Tuple[str, str]  # (entity, field)
 Join = Tuple[Column, Column]
@@ -44,7 +44,7 @@ _JOIN_METHODS = frozenset({"join", "outerjoin", "join_from", "outerjoin_from"})
 _FLAT_CONTAINERS = frozenset({"set", "frozenset", "list", "tuple", "sorted"})
 
 
-@dataclass(frozen=True)
+@record
 class RowSource:
     """The rows of one query: ``entity`` for fields named on a whole record, the projected
     columns (by position and by name) when the query selects columns, and column pairs the

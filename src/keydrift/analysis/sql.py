@@ -51,10 +51,10 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
 from keydrift.patterns import lazy
+from keydrift.records import record
 
 READ = "read"
 IDENTIFY = "identify"
@@ -64,7 +64,7 @@ CONFLICT_SET = "conflict-set"
 Param = Union[int, str, None]
 
 
-@dataclass(frozen=True)
+@record
 class SqlKey:
     """One key column of a statement; see the module docstring for roles and funcs."""
 
@@ -77,7 +77,7 @@ class SqlKey:
     from_excluded: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class SqlStatement:
     kind: str  # "select" | "insert" | "update" | "delete" | "other"
     keys: Tuple[SqlKey, ...]
@@ -630,7 +630,7 @@ def _pass_through(query: Any, column: str, ctx: _Ctx, depth: int) -> Optional[Tu
 Column = Tuple[str, str]  # (table, column)
 
 
-@dataclass(frozen=True)
+@record
 class SelectShape:
     """The rows a SELECT returns: its first table, the projected columns in order (with the
     names a row is indexed by), and the column pairs compared with each other (``JOIN ... ON

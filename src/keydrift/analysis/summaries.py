@@ -9,18 +9,19 @@ Summaries are plain data (no syntax nodes) so the project index can cache them o
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
 from keydrift.analysis.facts import (
     AccessKind, KeyAccess, Role, Step, StepKind, Value, step_kinds, steps_from_json, steps_to_json,
 )
 from keydrift.analysis.rows import RowSource
+from keydrift.records import record
 
 Trace = Tuple[Tuple[str, str], ...]  # ((what, where), ...): "save_result()", "app/repo.py:40"
 
 
-@dataclass(frozen=True)
+@record
 class SummaryAccess:
     kind: AccessKind
     entity: str
@@ -38,14 +39,14 @@ class SummaryAccess:
     node: Optional[ast.AST] = field(default=None, compare=False, hash=False, repr=False)
 
 
-@dataclass(frozen=True)
+@record
 class ReturnSummary:
     params: Tuple[int, ...]  # every parameter the returned value comes from
     steps: Tuple[Step, ...]
     is_result: bool  # the function returns an object derived from the parameter (a response)
 
 
-@dataclass(frozen=True)
+@record
 class FunctionSummary:
     name: str
     params: Tuple[str, ...]  # parameters a caller passes, without self/cls

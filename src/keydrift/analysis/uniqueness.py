@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import ast
 import os
-from dataclasses import dataclass
 from typing import FrozenSet, Iterator, List, Optional, Set, Tuple
 
 from keydrift.analysis.ddl import TEXT, ddl_items
@@ -61,6 +60,7 @@ from keydrift.analysis.parsing import SourceRejected
 from keydrift.diskcache import digest
 from keydrift.frameworks import schema
 from keydrift.patterns import lazy
+from keydrift.records import record
 from keydrift.source import SourceError, decode_source
 from keydrift.types import Config
 
@@ -68,7 +68,7 @@ from keydrift.types import Config
 CANONICALIZING_STEP_KINDS: FrozenSet[str] = frozenset({"case", "normalizer", "slug", "idna", "unicode"})
 
 
-@dataclass(frozen=True)
+@record
 class UncanonicalKey:
     """A declaration whose natural-key columns nothing canonicalizes: what KD301/KD302 report."""
 

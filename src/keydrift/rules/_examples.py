@@ -25,11 +25,11 @@ Sources are dedented; a leading newline is dropped.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable, List, Mapping, Optional, Tuple, Union
 
 from keydrift.patterns import lazy
+from keydrift.records import record
 
 DEFAULT_FILE = "example.py"
 
@@ -42,7 +42,7 @@ Files = Union[Source, Mapping[str, Source]]
 Reporter = Callable[["Example"], List[str]]
 
 
-@dataclass(frozen=True)
+@record
 class Example:
     """A tiny project: ``files`` as (relative path, source) pairs, the body of a
     ``[tool.keydrift]`` table (``config``), a sentence shown before it (``note``) and, for code
