@@ -981,11 +981,13 @@ class ResultReader(NormalizerReader):
 
 
 def _stripped_results(module: ast.Module, config: Config, names: UrlParseNames) -> Iterator[Defect]:
-    if not _may_call_rstrip(tree.current_source_lines()):
+    lines = tree.current_source_lines()
+    if not _may_call_rstrip(lines):
         return
     previous: Optional[Dict[ast.stmt, Optional[ast.stmt]]] = None
     for qualified, node in qualified_functions(module.body, ""):
-        if is_normalizer(node.name, config) or not _strips_slash(node):
+        if is_normalizer(node.name, config) or not _may_call_rstrip(_function_lines(node, lines)) \
+                or not _strips_slash(node):
             continue
         text = _definition_text(node)
         if not mentions_database(text):
@@ -1082,6 +1084,16 @@ def _may_call_rstrip(lines: Optional[Sequence[str]]) -> bool:
     is spelled otherwise and normalized to it) never says it. Looking costs far less than
     walking every function."""
     return lines is None or any("rstrip" in line or not line.isascii() for line in lines)
+
+
+def _function_lines(function: FunctionNode, lines: Optional[Sequence[str]]) -> Optional[Sequence[str]]:
+    """The lines the function is written on (None without the module's lines, or when its
+    positions do not fit them): most functions of a module that calls ``rstrip`` somewhere
+    never do, and their text says so for less than a walk of their bodies."""
+    end = getattr(function, "end_lineno", None)
+    if lines is None or end is None or end > len(lines):
+        return None
+    return lines[function.lineno - 1:end]
 
 
 def _strips_slash(function: FunctionNode) -> bool:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator, List, Optional, Sequence, Union
 
-from keydrift.analysis.tree import walk
+from keydrift.analysis.tree import current_source_lines, walk
 from keydrift.analysis.values import last_name
 from keydrift.records import record
 
@@ -36,7 +36,7 @@ def loop_copy(loop: Union[ast.For, ast.AsyncFor]) -> Optional[Copy]:
     """``for k, v in data.items(): setattr(obj, k, v)`` (or ``obj.__setattr__(k, ...)``, or
     ``for k in data: setattr(obj, k, data[k])``), unless a test on ``k`` skips some keys."""
     key, mapping = _loop_key(loop)
-    if key is None or mapping is None:
+    if key is None or mapping is None or not _may_set_attributes(loop):
         return None
     for node in _walk_all(loop.body):
         if isinstance(node, ast.Call):
@@ -104,6 +104,18 @@ def _setattr_target(call: ast.Call, key: str) -> Optional[ast.expr]:
             and _is_name(args[0], key):
         return func.value
     return None
+
+
+def _may_set_attributes(loop: ast.AST) -> bool:
+    """False when the loop's text never says ``setattr`` (nor ``__setattr__``): most loops over
+    a mapping's items copy nothing onto an object, and their text tells so for less than a
+    walk of their bodies. True without the module's lines, or for text that is not ASCII (an
+    identifier may be spelled otherwise and normalized to it)."""
+    lines = current_source_lines()
+    end = getattr(loop, "end_lineno", None)
+    if lines is None or end is None or end > len(lines):
+        return True
+    return any("setattr" in line or not line.isascii() for line in lines[loop.lineno - 1:end])  # type: ignore[attr-defined]
 
 
 def _is_name(node: ast.expr, name: str) -> bool:
