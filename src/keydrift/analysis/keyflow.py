@@ -529,7 +529,7 @@ class FunctionWalker(Context):
     # -- statements -----------------------------------------------------------------------
 
     def walk(self, body: Sequence[ast.stmt]) -> None:
-        lines = _statement_lines(body)
+        lines = _statement_lines(body) if len(body) > 1 else _NO_STATEMENT_LINES
         accesses = self.accesses
         for statement in body:
             before = len(accesses)
@@ -1316,6 +1316,9 @@ def _elif(orelse: Sequence[ast.stmt], column: Optional[int]) -> Optional[ast.If]
     if column is None or len(orelse) != 1 or not isinstance(orelse[0], ast.If):
         return None
     return orelse[0] if orelse[0].col_offset == column else None
+
+
+_NO_STATEMENT_LINES: Dict[int, ast.stmt] = {}  # a body of one statement (only read)
 
 
 def _statement_lines(body: Sequence[ast.stmt]) -> Dict[int, ast.stmt]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import keyword
 import re
+from operator import itemgetter
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from keydrift.analysis.facts import (
@@ -238,8 +239,8 @@ def _own_span(lines: Sequence[str], node: ast.AST) -> Optional[Tuple[_Position, 
 def _render(node: ast.AST, lines: Optional[Sequence[str]]) -> Optional[str]:
     """The canonical rendering of names, literals, attribute chains, subscripts and calls; None
     for any other shape, or when a part has parentheses of its own (then the text as written)."""
-    if isinstance(node, ast.Name):
-        return node.id
+    if type(node) is ast.Name:
+        return node.id  # type: ignore[attr-defined]
     memo = node_memo(_RENDER_MEMO) if lines is not None else None
     if memo is None:
         return _rendered(node, lines)
@@ -321,8 +322,12 @@ def _arguments(node: ast.Call) -> List[Tuple[_Position, str, ast.expr]]:
     for item in node.keywords:
         prefix = "**" if item.arg is None else f"{item.arg}="
         found.append((_start(item), prefix, item.value))
-    found.sort(key=lambda a: a[0])
+    if node.args and node.keywords:  # each list is in source order; together they may interleave
+        found.sort(key=_first)
     return found
+
+
+_first = itemgetter(0)
 
 
 _STRING_START = lazy(r"""([A-Za-z]*)('\'\'|"\"\"|'|")""")
