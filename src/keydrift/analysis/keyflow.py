@@ -58,6 +58,8 @@ _COMPREHENSION_TYPES = frozenset(_COMPREHENSIONS)
 _NEW_SCOPES = frozenset({ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 # Half the expressions ``scan`` meets: no call, subscript or comparison in them, nothing under them.
 _NOTHING_TO_SCAN = frozenset({ast.Name, ast.Constant})
+# Nodes whose only child is their ``value`` (``a.b``, ``k=v``, ``*rest``, ``await x``).
+_VALUE_WRAPPERS = frozenset({ast.Attribute, ast.keyword, ast.Starred, ast.Await})
 # Statements with bodies of their own (the rest are simple statements, written one after another on a line).
 _TRY_TYPES = tuple(t for t in (ast.Try, getattr(ast, "TryStar", None)) if t is not None)
 _MATCH_TYPE = getattr(ast, "Match", None)
@@ -191,6 +193,8 @@ def _names_in(value: ast.AST) -> Tuple[FrozenSet[str], FrozenSet[str]]:
         kind = type(node)
         if kind is ast.Name:
             names.add(node.id)  # type: ignore[attr-defined]
+        elif kind is ast.Attribute:
+            stack.append(node.value)  # type: ignore[attr-defined]
         elif kind is not ast.Constant:
             if kind is ast.arg:
                 lambda_parameters.add(node.arg)  # type: ignore[attr-defined]
@@ -866,11 +870,11 @@ class FunctionWalker(Context):
 
     def _scan_children(self, node: ast.AST) -> None:
         """``scan`` each child in source order, without the call for names and literals (half
-        the children) and down an attribute chain without one per link (``a.b.c``: only the
-        innermost value can hold anything)."""
+        the children) and past the nodes whose one child is their value (``a.b.c``, ``k=v``,
+        ``*rest``, ``await f()``), which ``scan`` itself does nothing for."""
         for child in source_order_children(node):
             child_type = type(child)
-            while child_type is ast.Attribute:
+            while child_type in _VALUE_WRAPPERS:
                 child = child.value  # type: ignore[attr-defined]
                 child_type = type(child)
             if child_type not in _NOTHING_TO_SCAN:
