@@ -7,7 +7,7 @@ import dataclasses
 import os
 import subprocess
 import sys
-from typing import Tuple
+from typing import Optional, Tuple
 
 import pytest
 
@@ -44,3 +44,43 @@ def test_outside_the_suite_a_record_is_an_unfrozen_dataclass_with_the_same_hash(
     env = dict(os.environ, KEYDRIFT_FROZEN_RECORDS=setting)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert done.stdout.split() == [str(frozen), "True", "True", "1"]
+
+
+@record
+class _Marked:
+    name: str
+    note: Optional[int] = dataclasses.field(default=None, compare=False)
+    seen: int = dataclasses.field(default=0, hash=False)
+    hidden: str = dataclasses.field(default="", repr=False)
+
+
+@dataclasses.dataclass(unsafe_hash=True)
+class _MarkedDataclass:
+    name: str
+    note: Optional[int] = dataclasses.field(default=None, compare=False)
+    seen: int = dataclasses.field(default=0, hash=False)
+    hidden: str = dataclasses.field(default="", repr=False)
+
+
+@record
+class _Single:
+    name: str
+
+
+@record
+class _Empty:
+    pass
+
+
+def test_a_record_hashes_compares_and_prints_as_the_dataclass_it_stands_for():
+    """The same tuples are hashed as a generated ``__hash__`` hashes (sets of records iterate in
+    the same order), fields left out of comparison, hashing or ``repr`` are left out."""
+    mine, theirs = _Marked("a", 3, 2, "h"), _MarkedDataclass("a", 3, 2, "h")
+    assert hash(mine) == hash(theirs) == hash(("a", "h"))
+    assert repr(mine) == repr(theirs).replace("_MarkedDataclass", "_Marked") == "_Marked(name='a', note=3, seen=2)"
+    assert mine == _Marked("a", None, 2, "h") and mine != _Marked("a", 3, 1, "h") and mine != theirs
+    assert hash(_Single("x")) == hash(("x",)) and _Single("x") == _Single("x")
+    assert repr(_Single("x")) == "_Single(name='x')"
+    assert hash(_Empty()) == hash(()) and _Empty() == _Empty() and repr(_Empty()) == "_Empty()"
+    assert _Single("x").__eq__("x") is NotImplemented
+    assert hash(Step("case", ".lower()")) == hash((StepKind.CASE, ".lower()"))
