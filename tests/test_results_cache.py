@@ -239,9 +239,9 @@ def test_a_comment_in_a_module_checks_that_module_alone_and_no_pool(larger_proje
     touched = probe_pool(larger_project)
     assert touched.stdout == cold.stdout + "analyzed 1\n", touched.stdout + touched.stderr
     write(larger_project, {"app/models.py": MODELS.replace("url = models.URLField()", "url = models.URLField()\n"
-                                                           "    def save(self, *args, **kwargs):\n"
-                                                           "        self.url = self.url.lower()\n"
-                                                           "        super().save(*args, **kwargs)\n")})
+                                                           "        def save(self, *args, **kwargs):\n"
+                                                           "            self.url = self.url.lower()\n"
+                                                           "            super().save(*args, **kwargs)\n")})
     edited = probe_pool(larger_project)  # the importers are analyzed again, in parallel
     assert edited.stdout.startswith("pool started\n")
     assert edited.stdout[len("pool started\n"):].rsplit("analyzed", 1)[0] == check(larger_project, "--no-cache").stdout
@@ -305,3 +305,40 @@ def test_files_that_cannot_be_imported_leave_results_warm(project: Path) -> None
                             "print('parser loaded' if 'keydrift.engine' in sys.modules else 'parser not loaded')"],
                            cwd=project, capture_output=True, text=True, timeout=300)
     assert again.stdout == cold.stdout + "parser loaded\n", again.stdout + again.stderr
+
+
+
+def test_an_importers_result_stands_when_what_it_read_of_a_module_is_the_same(project: Path, monkeypatch) -> None:
+    """A module read for an importer and not checked in the process is read in part (the
+    summaries the importer asked for, its models' facts): a function added to it leaves the
+    importer's result standing, nothing made of that function for it; an edit of the function
+    the importer calls analyzes the importer again, and so does a new model rewrite."""
+    from keydrift import engine, results
+    from keydrift.analysis.project import forget_indexes
+    from keydrift.config import load_config
+    from keydrift.projectwide import forget
+
+    monkeypatch.chdir(project)
+    config = load_config(str(project))
+    analyzed: List[str] = []
+    real = engine.check_source
+    monkeypatch.setattr(engine, "check_source", lambda source, path, *a, **k: analyzed.append(path) or real(
+        source, path, *a, **k))
+
+    def run() -> List[str]:
+        forget()  # as a new process would
+        forget_indexes()
+        analyzed.clear()
+        return sorted(f.code for f in results.check_cached((project / "app/tasks.py").read_bytes(), "app/tasks.py",
+                                                           config))
+
+    cold = run()
+    assert cold == ["KD102"] and analyzed == ["app/tasks.py"]
+    write(project, {"app/repo.py": REPO + "\n    def unused(url):\n        return url.strip()\n"})
+    assert run() == cold and analyzed == []
+    write(project, {"app/repo.py": REPO.replace("url=url", "url=url.lower()")})
+    assert run() == cold and analyzed == ["app/tasks.py"]
+    assert run() == cold and analyzed == []
+    write(project, {"app/models.py": MODELS + "\n        def save(self, *args, **kwargs):\n"
+                                              "            self.url = self.url.lower()\n", "app/repo.py": REPO})
+    assert run() == ["KD107"] and analyzed == ["app/tasks.py"]

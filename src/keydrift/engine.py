@@ -86,15 +86,15 @@ def exports_unchanged(deps: Dict[str, str], path: str, source_digest: str, confi
     ``path``'s analysis would read now. Every module file a result depends on is one it read
     (its export recorded) or a dependency of one it read, so when these are the same, the
     result is, whichever of their files changed."""
-    read = [(exported_module(dependency), fingerprint) for dependency, fingerprint in deps.items()
+    read = [(exported_module(dependency), recorded) for dependency, recorded in deps.items()
             if dependency.startswith(EXPORT_DEPENDENCY)]
     if not read:
         return False  # files changed, and none was read as an export: nothing to compare
     try:
         project, file, module_name, _ = _locate(path, config)
         return call_with_deep_stack(lambda: all(
-            project.current_fingerprint(name, exported, file, module_name, source_digest) == fingerprint
-            for (name, exported), fingerprint in read))
+            project.export_holds(name, exported, file, module_name, source_digest, recorded)
+            for (name, exported), recorded in read))
     except Exception:  # noqa: BLE001 - a failure here only means analyzing the file again
         return False
 
@@ -251,8 +251,7 @@ def _imports_database_helpers(text: str, path: str, config: Config) -> bool:
         relative, names, plain = match.groups()
         candidates = [plain] if plain else _from_import_modules(relative, names, module_name, is_package)
         for candidate in candidates:
-            export = project.module_export(candidate, file)
-            if any(summary.accesses for summary in export.summaries.values()):
+            if project.module_export(candidate, file).reads_or_writes_keys():
                 return True
     return False
 

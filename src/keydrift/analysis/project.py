@@ -121,6 +121,9 @@ class ProjectIndex:
         self.cut_frames: Dict[int, Set[str]] = {}
         # export fingerprints handed out (each kept with its export, so its id stays its own)
         self.fingerprints: Dict[int, Tuple["ModuleExport", str]] = {}
+        # what readers read of exports made on demand (``_read_fingerprint``), by export: the
+        # export, how many of its functions had been asked for then, the value
+        self.partials: Dict[int, Tuple["DemandedExport", int, str]] = {}
         self.names: Dict[str, str] = {}  # file -> its module name
         self.analyzed_with: Optional[FrozenSet[str]] = None  # the database methods the kept analyses resolved by
         self.directory = ""  # the top-level directory (under the root) of the file being worked on
@@ -186,7 +189,7 @@ class ProjectIndex:
         again, the same, if asked for (the stored ones read back with a disk cache). The method
         index stays: it is the whole project's."""
         for memo in (self.modules, self.paths, self.lookups, self.near_paths, self.listed,
-                     self.roots, self.names, self.fingerprints, self.unchanged, self.looked_in):
+                     self.roots, self.names, self.fingerprints, self.partials, self.unchanged, self.looked_in):
             memo.clear()
         self._let_go_of_trees()
         count("indexes let go")
@@ -463,9 +466,8 @@ class ProjectIndex:
         return _Unresolved(export)
 
     def resolved(self, deps: Dict[str, str]) -> Dict[str, str]:
-        """``deps`` with every placeholder of ``_fingerprint_now_or_later`` made the export's
-        fingerprint (every summary of a module made on demand is then made, each in a frame of
-        the module's own); asked before anything is stored."""
+        """``deps`` with every placeholder of ``_fingerprint_now_or_later`` made what the readers
+        read of the export (``_read_fingerprint``); asked before anything is stored."""
         if not any(isinstance(value, _Unresolved) for value in deps.values()):
             return dict(deps)
         return call_with_deep_stack(lambda: {name: self._resolve(value) for name, value in deps.items()})
@@ -474,9 +476,43 @@ class ProjectIndex:
         if not isinstance(value, _Unresolved):
             return value
         try:
-            return self.fingerprint(value.export)
+            return self._read_fingerprint(value.export)
         except RecursionError:
             return ""  # matches no export: what read it is analyzed again
+
+    def _read_fingerprint(self, export: "DemandedExport") -> str:
+        """What the readers of an export made on demand read of it, once their walks are over:
+        its whole fingerprint when its functions were listed (every function read, also those
+        a later edit adds) or its registry facts made (every function walked for them: the
+        export is then made whole, and stored, for little more), else a fingerprint of its
+        models' facts and of the summaries asked for (``_PARTIAL``), none of the others made
+        for it (a module without database vocabulary whose helpers an importer calls)."""
+        if export.listed or export.keys_made():
+            return self.fingerprint(export)
+        known = self.partials.get(id(export))
+        if known is None or known[0] is not export or known[1] != len(export.asked):
+            names = sorted(export.asked)
+            value = _PARTIAL + json.dumps([self._partial_digest(export, names), names])
+            known = self.partials[id(export)] = (export, len(names), value)
+        return known[2]
+
+    def _partial_digest(self, export: "ModuleExport", names: List[str]) -> str:
+        """A digest of the export's models' facts and of the summaries of ``names`` (absent
+        ones too): the same for a stored export and one made on demand that tell the same."""
+        facts = export.to_json(summaries=False)
+        facts["summaries"] = [[name, _summary_json(export, name)] for name in names]
+        return _digest(json.dumps(facts, sort_keys=True).encode("utf-8", "surrogatepass"))
+
+    def holds(self, export: "ModuleExport", recorded: str) -> bool:
+        """Whether the export tells what a reader read of it (``recorded``, as ``resolved``
+        recorded it: a whole fingerprint or a partial one)."""
+        if not recorded.startswith(_PARTIAL):
+            return self.fingerprint(export) == recorded
+        try:
+            digest, names = json.loads(recorded[len(_PARTIAL):])
+            return self._partial_digest(export, [str(name) for name in names]) == digest
+        except (ValueError, TypeError):
+            return False  # a damaged record: what read it is analyzed again
 
     def fingerprint(self, export: "ModuleExport") -> str:
         """A digest of everything the export tells its importers."""
@@ -488,13 +524,14 @@ class ProjectIndex:
                 self._store_demanded(export)  # made whole now: kept for the next process
         return known[1]
 
-    def current_fingerprint(self, module_name: str, path: str, importer: str, importer_name: str,
-                            importer_digest: str) -> str:
-        """The fingerprint of the module's export as the importer's analysis would now read it
-        (in the importer's frame: an import cycle back to it is cut short as it would be)."""
+    def export_holds(self, module_name: str, path: str, importer: str, importer_name: str,
+                     importer_digest: str, recorded: str) -> bool:
+        """Whether the module's export, as the importer's analysis would now read it (in the
+        importer's frame: an import cycle back to it is cut short as it would be), tells what
+        the importer read of it (``recorded``)."""
         with self.module_frame(importer_name, importer, importer_digest):
             export = self._export_at(module_name, os.path.normpath(os.path.abspath(path)))
-        return self.fingerprint(export)  # (one made on demand: made whole outside the importer's frame)
+        return self.holds(export, recorded)  # (one made on demand: made outside the importer's frame)
 
     def _load_or_build(self, module_name: str, path: str, digest: str) -> Tuple[Dict[str, str], "ModuleExport"]:
         """(its files, the export): the stored one while it holds, else one made on demand."""
@@ -602,6 +639,7 @@ class ProjectIndex:
             if known is export:
                 del self.modules[path]
         self.fingerprints.pop(id(export), None)
+        self.partials.pop(id(export), None)
         self._forget_analysis(export.analysis)
         if not export.active:
             self.close(export)
@@ -615,8 +653,8 @@ class ProjectIndex:
             return None
         self.building.append((module_name, {path: digest}))
         try:
-            same = all(self.fingerprint(self._export_at(*exported_module(dependency))) == fingerprint
-                       for dependency, fingerprint in reads.items())
+            same = all(self.holds(self._export_at(*exported_module(dependency)), recorded)
+                       for dependency, recorded in reads.items())
         finally:
             _, frame = self.building.pop()
             self.cut_frames.pop(id(frame), None)
@@ -797,6 +835,16 @@ class ProjectIndex:
 _Made = TypeVar("_Made")
 
 
+# A reader's record of an export made on demand that it read only part of (``_read_fingerprint``)
+_PARTIAL = "partial:"
+
+
+def _summary_json(export: "ModuleExport", name: str) -> Optional[Dict[str, Any]]:
+    """The summary of ``name`` as stored (None for a function the export has no summary of)."""
+    summary = export.summary(name) if isinstance(export, DemandedExport) else export.summaries.get(name)
+    return None if summary is None else to_json(summary)
+
+
 class _Unresolved(str):
     """The fingerprint of an export made on demand, taken later (``ProjectIndex.resolved``)."""
 
@@ -861,9 +909,20 @@ class ModuleExport:
     relations: FrozenSet[Tuple[str, str]] = frozenset()  # relation fields: a record's id, no key
     computed: FrozenSet[Tuple[str, str]] = frozenset()  # fields the database computes
 
-    def to_json(self) -> Dict[str, Any]:
+    def reads_or_writes_keys(self) -> bool:
+        """Whether a function of the module reads or writes a key."""
+        return any(summary.accesses for summary in self.summaries.values())
+
+    def to_json(self, summaries: bool = True) -> Dict[str, Any]:
+        """The export as stored; without ``summaries``, its models' facts only (no summaries,
+        no registry facts)."""
+        facts = self._facts_json()
+        if summaries:
+            facts.update(keys=keys_to_json(self.keys), summaries={name: to_json(s) for name, s in self.summaries.items()})
+        return facts
+
+    def _facts_json(self) -> Dict[str, Any]:
         return {
-            "keys": keys_to_json(self.keys),
             "derivations": [[entity, source, d.field, steps_to_json(d.steps), d.by]
                             for (entity, source), items in self.derivations.items() for d in items],
             "constructors": {name: [list(c.positional), [[f, steps_to_json(steps)]
@@ -871,7 +930,6 @@ class ModuleExport:
                              for name, c in self.constructors.items()},
             "primary_keys": self.primary_keys,
             "validation_models": sorted(self.validation_models),
-            "summaries": {name: to_json(s) for name, s in self.summaries.items()},
             "rewrites": [[entity, name, steps_to_json(r.steps), r.by]
                          for (entity, name), r in self.rewrites.items()],
             "absorbs": [[entity, name, sorted(kinds)] for (entity, name), kinds in self.absorbs.items()],
@@ -920,6 +978,10 @@ class DemandedExport:
         self.deps: Dict[str, str] = {}  # the files its summaries were made from (the index's entry)
         self.consulted: Dict[str, str] = {}  # the files its analysis consulted, for its own check
         self.made: Dict[str, Optional[FunctionSummary]] = {}
+        # what its readers asked of it (``ProjectIndex._read_fingerprint``): the functions asked
+        # for by name (also those it has none of), and whether its functions were listed
+        self.asked: Set[str] = set()
+        self.listed = False
         self.whole = False
         self.stored = False  # kept on disk (``ProjectIndex._store_demanded``)
         self.active = 0  # demand frames of it open: it is not closed, nor completed by its check, meanwhile
@@ -942,6 +1004,7 @@ class DemandedExport:
         return _DemandedSummaries(self)
 
     def summary(self, name: str) -> Optional[FunctionSummary]:
+        self.asked.add(name)
         if name not in self.made:
             if name not in self.units or not self._open():
                 return None
@@ -1014,6 +1077,7 @@ class DemandedExport:
 
     def names(self) -> Iterator[str]:
         """The functions with a summary, each made as it comes."""
+        self.listed = True
         for name in self.units:
             if self.summary(name) is not None:
                 yield name
@@ -1030,7 +1094,23 @@ class DemandedExport:
                     self._keys = EMPTY_KEYS
         return self._keys
 
-    def to_json(self) -> Dict[str, Any]:
+    def keys_made(self) -> bool:
+        return self._keys is not None
+
+    def reads_or_writes_keys(self) -> bool:
+        """Whether a function of the module reads or writes a key (``ModuleExport``'s), its
+        summaries made until one does: the first that does is all a reader of the answer
+        read, unless none does (then every function was read, and listed)."""
+        for name in self.units:
+            summary = self.summary(name)
+            if summary is not None and summary.accesses:
+                return True
+        self.listed = True
+        return False
+
+    def to_json(self, summaries: bool = True) -> Dict[str, Any]:
+        if not summaries:  # the models' facts only: nothing is made
+            return self._with({}, EMPTY_KEYS).to_json(summaries=False)
         return self.materialized().to_json()
 
     def __eq__(self, other: object) -> bool:
@@ -1042,9 +1122,11 @@ class DemandedExport:
     __hash__ = None  # type: ignore[assignment]
 
     def materialized(self) -> ModuleExport:
-        return ModuleExport(dict(self.summaries), self.rewrites, self.absorbs, self.primary_keys,
-                            self.validation_models, self.keys, self.derivations, self.constructors,
-                            self.relations, self.computed)
+        return self._with(dict(self.summaries), self.keys)
+
+    def _with(self, summaries: Dict[str, FunctionSummary], keys: ModuleKeys) -> ModuleExport:
+        return ModuleExport(summaries, self.rewrites, self.absorbs, self.primary_keys, self.validation_models, keys,
+                            self.derivations, self.constructors, self.relations, self.computed)
 
 
 class _DemandedSummaries(Mapping):
