@@ -872,7 +872,12 @@ class FunctionWalker(Context):
         """``scan`` each child in source order, without the call for names and literals (half
         the children) and past the nodes whose one child is their value (``a.b.c``, ``k=v``,
         ``*rest``, ``await f()``), which ``scan`` itself does nothing for."""
-        for child in source_order_children(node):
+        if type(node) is ast.Call and not (node.args and node.keywords):  # type: ignore[attr-defined]
+            # (most calls: positional or named arguments only, already in source order)
+            children = [node.func, *node.args, *node.keywords]  # type: ignore[attr-defined]
+        else:
+            children = source_order_children(node)
+        for child in children:
             child_type = type(child)
             while child_type in _VALUE_WRAPPERS:
                 child = child.value  # type: ignore[attr-defined]
