@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -611,22 +612,86 @@ def test_the_plugin_checks_each_module_while_assembling_the_registry(project, mo
 
 
 def test_a_module_another_worker_claimed_is_still_in_the_registry(project, monkeypatch):
-    """A claim held by another process (or left by one that died) defers the module, never
-    drops it: the findings are those of an unshared assembly."""
+    """A claim held by another process defers the module, never drops it: the findings are
+    those of an unshared assembly, and the claim stays the other's."""
     from keydrift.diskcache import digest, file_digest
 
+    pytest.importorskip("fcntl")
     _write(project, {"club/models.py": MODELS, "club/reset.py": RESET})
     (project / "pyproject.toml").write_text("[tool.keydrift]\n")
     models = os.path.normpath(str(project / "club" / "models.py"))
     config = Config(root=str(project), config_file=str(project / "pyproject.toml"))
     key = project_index(config).config_key
-    claim = "claim-" + digest(repr((models, file_digest(models), key)).encode())
+    identity = digest(repr((models, file_digest(models), key)).encode())
     (project / ".keydrift_cache").mkdir()
-    (project / ".keydrift_cache" / claim).write_text("")
-    checker = KeydriftChecker(ast.parse(RESET), "./club/reset.py", RESET.splitlines(keepends=True))
-    assert [(line, message.split()[0]) for line, _, message, _ in checker.run()] == [(5, "KD108")]
-    assert (project / ".keydrift_cache" / claim).exists()  # another's claim is not ours to remove
+    with _held_by_another_process(project / ".keydrift_cache", identity) as still_held:
+        checker = KeydriftChecker(ast.parse(RESET), "./club/reset.py", RESET.splitlines(keepends=True))
+        assert [(line, message.split()[0]) for line, _, message, _ in checker.run()] == [(5, "KD108")]
+        assert still_held()  # another's claim is not ours to drop
     assert _cached_modules(monkeypatch, config, ["club/models.py"]) == []  # left to its own turn
+
+
+@contextmanager
+def _held_by_another_process(folder: Path, identity: str):
+    """The claim on a module (``projectwide._claim``) taken by another process for the block;
+    yields whether that process still holds it."""
+    import subprocess
+    import sys
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import fcntl, os, sys\n"
+         f"h = os.open({str(folder / 'claims')!r}, os.O_RDWR | os.O_CREAT)\n"
+         f"fcntl.lockf(h, fcntl.LOCK_EX, 1, {int(identity[:15], 16)})\n"
+         "print('held', flush=True)\nsys.stdin.read()\n"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        yield lambda: _lock_probe(str(folder), identity) == "taken"
+    finally:
+        holder.communicate("")
+
+
+def test_claims_make_no_file_per_module(project):
+    """A claim is a lock in one file of the cache folder: nothing is created or removed per
+    module (each new file costs a scan of recently freed inodes on some file systems); one
+    process's claim defers the module for another and is gone once released."""
+    from keydrift import projectwide
+    from keydrift.diskcache import digest, file_digest
+
+    pytest.importorskip("fcntl")
+
+    class Index:
+        config_key = "settings"
+    folder = str(project / ".keydrift_cache")
+    (project / "a.py").write_text("A = 1\n")
+    module = str(project / "a.py")
+    with projectwide._claimed(folder, module, Index()) as held:
+        assert held and os.listdir(folder) == ["claims"]
+        with projectwide._claimed(folder, module, Index()) as again:
+            assert not again  # held by the outer check of this process
+        with projectwide._claimed(folder, str(project / "b.py"), Index()) as other:
+            assert other
+        identity = digest(repr((module, file_digest(module), "settings")).encode())
+        assert _lock_probe(folder, identity) == "taken"
+    assert _lock_probe(folder, identity) == "free"
+    assert os.listdir(folder) == ["claims"]
+
+
+def _lock_probe(folder: str, identity: str) -> str:
+    """Whether another process can take the module's claim now."""
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-c",
+         "import fcntl, os\n"
+         f"h = os.open({os.path.join(folder, 'claims')!r}, os.O_RDWR)\n"
+         "try:\n"
+         f"    fcntl.lockf(h, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, {int(identity[:15], 16)})\n"
+         "    print('free')\n"
+         "except OSError:\n    print('taken')\n"],
+        capture_output=True, text=True).stdout.strip()
 
 
 def _without_registry_entries(project: Path) -> None:
