@@ -604,9 +604,17 @@ def test_the_plugin_checks_each_module_while_assembling_the_registry(project, mo
     _write(project, {"club/models.py": MODELS, "club/reset.py": RESET, "club/plain.py": "X = 1\n"})
     (project / "pyproject.toml").write_text("[tool.keydrift]\n")
     checker = KeydriftChecker(ast.parse(RESET), "./club/reset.py", RESET.splitlines(keepends=True))
-    assert [message.split()[0] for _, _, message, _ in checker.run()] == ["KD108"]
-    assert not [n for n in os.listdir(project / ".keydrift_cache") if n.startswith("claim-")]
     config = Config(root=str(project), config_file=str(project / "pyproject.toml"))
+    from keydrift.projectwide import _SharedContributions
+    from keydrift.results import _cache_for
+    earlier = _SharedContributions(_cache_for(config), config, None).prefix + "1.log"  # type: ignore[arg-type]
+    (project / ".keydrift_cache").mkdir()
+    (project / ".keydrift_cache" / earlier).write_text('["club/x.py", {}]\n')
+    assert [message.split()[0] for _, _, message, _ in checker.run()] == ["KD108"]
+    names = os.listdir(project / ".keydrift_cache")
+    assert not [n for n in names if n.startswith("claim-")]
+    # the contributions shared with other workers: one log of this run, the earlier run's gone
+    assert [n for n in names if n.startswith("c-")] == [f"{earlier[:-len('1.log')]}{os.getpid()}.log"]
     assert _cached_modules(monkeypatch, config, ["club/models.py", "club/reset.py", "club/plain.py"]) == [
         "club/models.py", "club/reset.py"]  # plain.py takes no part: its own turn checks it
 

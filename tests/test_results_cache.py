@@ -342,3 +342,28 @@ def test_an_importers_result_stands_when_what_it_read_of_a_module_is_the_same(pr
     write(project, {"app/models.py": MODELS + "\n        def save(self, *args, **kwargs):\n"
                                               "            self.url = self.url.lower()\n", "app/repo.py": REPO})
     assert run() == ["KD107"] and analyzed == ["app/tasks.py"]
+
+
+def test_a_shared_log_reads_back_whole_lines_only(tmp_path: Path) -> None:
+    """What processes append to a log (``DiskCache.append``) is read back in order; a line
+    being written (no newline yet) waits for the next read, a damaged line is skipped, a
+    missing log or folder holds nothing, and nothing but the log is created."""
+    from keydrift.diskcache import DiskCache
+
+    cache = DiskCache(str(tmp_path / CACHE_DIRECTORY))
+    assert cache.read_log("c.log", 0) == ([], 0)
+    cache.append("c.log", ["a.py", {"keys": None}])
+    cache.append("c.log", ["b.py", {"keys": [1]}])
+    items, offset = cache.read_log("c.log", 0)
+    assert items == [["a.py", {"keys": None}], ["b.py", {"keys": [1]}]]
+    log = tmp_path / CACHE_DIRECTORY / "c.log"
+    with open(log, "ab") as handle:
+        handle.write(b'["c.py", {"ke\n["d.py", {}]\n["e.py", {"keys"')  # damaged, whole, unfinished
+    items, offset = cache.read_log("c.log", offset)
+    assert items == [["d.py", {}]]
+    with open(log, "ab") as handle:
+        handle.write(b': 2}]\n')
+    assert cache.read_log("c.log", offset)[0] == [["e.py", {"keys": 2}]]
+    assert sorted(os.listdir(tmp_path / CACHE_DIRECTORY)) == [".gitignore", "c.log"]
+    assert DiskCache(None).read_log("c.log", 0) == ([], 0)
+    assert DiskCache(str(tmp_path / "gone")).read_log("c.log", 5) == ([], 5)

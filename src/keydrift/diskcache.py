@@ -402,6 +402,45 @@ class DiskCache:
         except OSError:
             self.directory = None  # read-only or full: stop trying for this run
 
+    def append(self, name: str, item: Any) -> None:
+        """Add ``item`` to the log ``name`` (a file of JSON lines that processes running at the
+        same time share: see ``read_log``), in one write at its end, creating no file but the
+        log: an entry per item cost an inode each."""
+        if self.directory is None:
+            return
+        line = (json.dumps(item) + "\n").encode("utf-8", "surrogatepass")
+        try:
+            if not self.prepared:
+                self._prepare()
+            handle = os.open(os.path.join(self.directory, name), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(handle, line)  # O_APPEND: written whole at the end, after any other's
+            finally:
+                os.close(handle)
+        except OSError:
+            pass  # only shared for a head start: a reader asks again itself
+
+    def read_log(self, name: str, offset: int) -> Tuple[List[Any], int]:
+        """The items appended to the log ``name`` from ``offset`` on, and the offset to read on
+        from: a line not ended yet (being written) is left for the next read, a damaged line
+        is skipped (a miss for whoever wanted it), a missing log holds nothing."""
+        if self.directory is None:
+            return [], offset
+        try:
+            with open(os.path.join(self.directory, name), "rb") as handle:
+                handle.seek(offset)
+                data = handle.read()
+        except OSError:
+            return [], offset
+        complete = data.rfind(b"\n") + 1
+        items = []
+        for line in data[:complete].splitlines():
+            try:
+                items.append(json.loads(line))
+            except ValueError:
+                pass
+        return items, offset + complete
+
     def _prepare(self) -> None:
         """The folder, with a ``.gitignore`` that ignores it."""
         os.makedirs(self.directory, exist_ok=True)  # type: ignore[arg-type]

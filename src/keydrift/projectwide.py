@@ -371,23 +371,51 @@ class _SharedContributions:
     made, for the other processes assembling the same registry at the same time (flake8's
     workers walk the modules in the same order): a module another has done is read back instead
     of read, prefiltered and its export loaded again. A record is used only while nothing it
-    was decided from has changed, as a stored contribution of an earlier run is."""
+    was decided from has changed, as a stored contribution of an earlier run is.
+
+    The records are lines of one log per run (named by the process that started the workers),
+    not an entry per module: each entry was a new file, and new files are what costs on some
+    file systems (see ``_claim``). A run removes the logs earlier runs left."""
 
     def __init__(self, cache: DiskCache, config: Config, methods: "_MethodsFingerprint") -> None:
         self.cache = cache
         self.config = config
         self.methods = methods
-        self.prefix = "c-" + _entry_key(config)
-
-    def _key(self, path: str) -> str:
-        return "c-" + digest(repr((self.prefix, path)).encode("utf-8", "surrogatepass"))
+        self.prefix = "c-" + _entry_key(config)[2:26] + "-"
+        # a pool's workers share their parent; a process of its own keeps its own
+        self.log = f"{self.prefix}{os.getppid() if _worker_number() else os.getpid()}.log"
+        self.read_to = 0
+        self.records: Dict[str, dict] = {}
+        self.started = False
 
     def made(self, path: str, file_hash: str) -> Optional[Tuple[dict, object]]:
-        return _still_valid(self.cache.load(self._key(path)), file_hash, self.methods, path, self.config)
+        items, self.read_to = self.cache.read_log(self.log, self.read_to)
+        for item in items:
+            if isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) and isinstance(item[1], dict):
+                self.records[item[0]] = item[1]
+        return _still_valid(self.records.get(path), file_hash, self.methods, path, self.config)
 
     def keep(self, path: str, record: dict) -> None:
-        if record:
-            self.cache.store(self._key(path), record)
+        if not record:
+            return
+        if not self.started:
+            self.started = True
+            self._remove_earlier_logs()
+        self.cache.append(self.log, [path, record])
+
+    def _remove_earlier_logs(self) -> None:
+        """The logs of this registry's earlier runs (a run that is still going on loses only
+        its head start)."""
+        try:
+            names = os.listdir(self.cache.directory or "")
+        except OSError:
+            return
+        for name in names:
+            if name.startswith(self.prefix) and name.endswith(".log") and name != self.log:
+                try:
+                    os.unlink(os.path.join(self.cache.directory or "", name))
+                except OSError:
+                    pass
 
 
 def _offered(record: Optional[dict], file_hash: str) -> Optional[Tuple[dict, object]]:
