@@ -262,7 +262,8 @@ class ProjectIndex:
                 listed = (found, _existing_chain(base, parts))
             self.lookups[key] = listed
             for directory in listed[1]:
-                self.listed.setdefault(directory, directory_state(directory))
+                if directory not in self.listed:  # a state once per directory, not per look-up
+                    self.listed[directory] = directory_state(directory)
         return self.lookups[key]
 
     def parse(self, path: str, digest: str, source: Union[str, bytes], module_name: str = "",
