@@ -26,14 +26,14 @@ import os
 import reprlib
 from dataclasses import dataclass, fields
 from operator import attrgetter
-from typing import Any, Callable, Sequence, Tuple, Type, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Sequence, Tuple, Type, TypeVar
 
 T = TypeVar("T")
 
 FROZEN = os.environ.get("KEYDRIFT_FROZEN_RECORDS", "") not in ("", "0")
 
 
-def record(cls: Type[T]) -> Type[T]:
+def _record(cls: Type[T]) -> Type[T]:
     """``@dataclass(frozen=True)``, without the guard outside the test suite (see above)."""
     made: Any = dataclass(frozen=FROZEN, eq=False, repr=False)(cls)
     declared = fields(made)
@@ -43,6 +43,17 @@ def record(cls: Type[T]) -> Type[T]:
     made.__record_shown__ = tuple(f.name for f in declared if f.repr)
     made.__eq__, made.__hash__, made.__repr__ = _equal, _hash, _shown
     return made  # type: ignore[no-any-return]
+
+
+if TYPE_CHECKING:
+    # what type checkers and editors see: a frozen dataclass (PEP 681), constructor and fields
+    # included; without it they would see a class with no generated __init__
+    from typing_extensions import dataclass_transform
+
+    @dataclass_transform(frozen_default=True)
+    def record(cls: Type[T]) -> Type[T]: ...
+else:
+    record = _record
 
 
 def _values_of(names: Sequence[str]) -> Callable[[Any], Tuple[Any, ...]]:
