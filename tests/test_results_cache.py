@@ -155,26 +155,40 @@ def test_the_cache_is_keyed_by_keydrifts_code_not_its_file_times(project: Path, 
     assert edited.stdout == cold.stdout, edited.stdout + edited.stderr
 
 
-def test_an_importers_result_stands_when_its_dependency_exports_the_same(project: Path, monkeypatch) -> None:
-    """Early cutoff: a helper module edited without changing what it exports (a comment) is
-    analyzed again, its importer's cached result stands (and names the new digest from then
-    on); an edit that changes its summary analyzes the importer again."""
-    from keydrift import engine, results
-    from keydrift.analysis.project import forget_indexes
-    from keydrift.config import load_config
-    from keydrift.projectwide import forget
+def _analyzed_paths(monkeypatch) -> List[str]:
+    """The paths the engine analyzes from now on (a cached result is not analyzed), in order."""
+    from keydrift import engine
 
-    monkeypatch.chdir(project)
-    config = load_config(str(project))
     analyzed: List[str] = []
     real = engine.check_source
     monkeypatch.setattr(engine, "check_source", lambda source, path, *a, **k: analyzed.append(path) or real(
         source, path, *a, **k))
+    return analyzed
+
+
+def _as_a_new_process(analyzed: List[str]) -> None:
+    """Forget what this process keeps between checks (a new process knows only the disk cache)."""
+    from keydrift.analysis.project import forget_indexes
+    from keydrift.projectwide import forget
+
+    forget()
+    forget_indexes()
+    analyzed.clear()
+
+
+def test_an_importers_result_stands_when_its_dependency_exports_the_same(project: Path, monkeypatch) -> None:
+    """Early cutoff: a helper module edited without changing what it exports (a comment) is
+    analyzed again, its importer's cached result stands (and names the new digest from then
+    on); an edit that changes its summary analyzes the importer again."""
+    from keydrift import results
+    from keydrift.config import load_config
+
+    monkeypatch.chdir(project)
+    config = load_config(str(project))
+    analyzed = _analyzed_paths(monkeypatch)
 
     def run() -> Dict[str, list]:
-        forget()  # as a new process would
-        forget_indexes()
-        analyzed.clear()
+        _as_a_new_process(analyzed)
         return {name: sorted(f.code for f in results.check_cached((project / name).read_bytes(), name, config))
                 for name in ("app/tasks.py", "app/repo.py")}
 
@@ -313,22 +327,15 @@ def test_an_importers_result_stands_when_what_it_read_of_a_module_is_the_same(pr
     summaries the importer asked for, its models' facts): a function added to it leaves the
     importer's result standing, nothing made of that function for it; an edit of the function
     the importer calls analyzes the importer again, and so does a new model rewrite."""
-    from keydrift import engine, results
-    from keydrift.analysis.project import forget_indexes
+    from keydrift import results
     from keydrift.config import load_config
-    from keydrift.projectwide import forget
 
     monkeypatch.chdir(project)
     config = load_config(str(project))
-    analyzed: List[str] = []
-    real = engine.check_source
-    monkeypatch.setattr(engine, "check_source", lambda source, path, *a, **k: analyzed.append(path) or real(
-        source, path, *a, **k))
+    analyzed = _analyzed_paths(monkeypatch)
 
     def run() -> List[str]:
-        forget()  # as a new process would
-        forget_indexes()
-        analyzed.clear()
+        _as_a_new_process(analyzed)
         return sorted(f.code for f in results.check_cached((project / "app/tasks.py").read_bytes(), "app/tasks.py",
                                                            config))
 

@@ -565,10 +565,11 @@ def _claim(directory: Optional[str], path: str, project: object) -> Optional[str
         return _claim_by_file(os.path.join(directory, "claim-" + identity))
     try:
         handle = _claims_file(directory)
-        claim = f"{handle}:{int(identity[:15], 16)}"  # 60 bits: two modules sharing a byte only defer one
+        offset = int(identity[:15], 16)  # 60 bits: two modules sharing a byte only defer one
+        claim = f"{handle}:{offset}"
         if claim in _HELD_HERE:
             return None  # a process's locks never conflict with its own: held by an outer check
-        fcntl.lockf(handle, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, int(claim.split(":")[1]))
+        fcntl.lockf(handle, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, offset)
     except (BlockingIOError, PermissionError):
         return None  # EAGAIN or EACCES: held by another process
     except (OSError, ValueError, OverflowError):

@@ -377,9 +377,7 @@ class ProjectIndex:
             return
         files, reads = _split(self.resolved(deps))
         self.modules[path] = (files, export)
-        if self.cache.directory is not None:
-            self.cache.store(self._export_key(digest, module_name),
-                             {"module": module_name, "deps": files, "reads": reads, **export.to_json()})
+        self._store_export(module_name, digest, files, reads, export)
 
     def _store_demanded(self, export: "DemandedExport", checked: Optional[Dict[str, str]] = None) -> None:
         """Keep on disk the export of a module made on demand, once made whole outside any
@@ -389,8 +387,15 @@ class ProjectIndex:
             return
         export.stored = True
         files, reads = _split(self.resolved({**export.deps, **(checked or {})}))
-        self.cache.store(self._export_key(export.digest, export.module_name),
-                         {"module": export.module_name, "deps": files, "reads": reads, **export.to_json()})
+        self._store_export(export.module_name, export.digest, files, reads, export)
+
+    def _store_export(self, module_name: str, digest: str, files: Dict[str, str], reads: Dict[str, str],
+                      export: "ModuleExport") -> None:
+        """A module's export entry: the files and the exports of others it was made from, and
+        what it tells (made whole here: nothing is asked of it without a disk cache)."""
+        if self.cache.directory is not None:
+            self.cache.store(self._export_key(digest, module_name),
+                             {"module": module_name, "deps": files, "reads": reads, **export.to_json()})
 
     def _export_key(self, digest: str, module_name: str) -> str:
         return _digest(f"{digest}:{self.config_key}:{module_name}".encode())
@@ -560,8 +565,7 @@ class ProjectIndex:
         if isinstance(export, DemandedExport):
             export.deps = deps  # what its summaries are made from, as they are made (each in a frame of its own)
         else:
-            self.cache.store(self._export_key(digest, module_name),
-                             {"module": module_name, "deps": deps, "reads": self.resolved(reads), **export.to_json()})
+            self._store_export(module_name, digest, deps, self.resolved(reads), export)
         return deps, export
 
     def _stored_export(self, key: str, cached: Dict[str, Any], module_name: str, path: str,
