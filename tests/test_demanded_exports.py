@@ -272,3 +272,34 @@ def test_a_module_read_back_through_an_import_cycle_by_its_own_check(tmp_path: P
     write_project(tmp_path, CYCLES)
     found = call_with_deep_stack(lambda: _check(tmp_path, "app/helpers.py", cache))
     assert [f.split(":")[:2] for f in found] == [["KD203", "6"], ["KD203", "10"]]
+
+
+def test_the_prefilters_question_walks_no_function_without_parameters(tmp_path: Path, monkeypatch) -> None:
+    """Whether an imported module's functions read or write keys is asked of the functions a
+    caller passes something to: one without parameters summarizes no access (``nightly()``
+    writes, by no key of a caller's), so it is not walked, nor the module it calls."""
+    from keydrift.engine import relevance
+
+    write_project(tmp_path, {**PROJECT, "app/jobs.py": """
+        from app.far import everything
+
+        def nightly():
+            everything()
+
+        def label(name):
+            return name.title()
+    """, "app/cron.py": """
+        from app.jobs import label
+
+        def run(name):
+            return label(name)
+    """})
+    built = _built(monkeypatch)
+    path = tmp_path / "app" / "cron.py"
+    config = load_config(str(path))
+    config = config.__class__(**{**config.__dict__, "cache": False})
+    assert relevance(path.read_text(), str(path), config).reason == ""
+    jobs = project_index(config, use_cache=False).module_export("app.jobs", str(path))
+    assert isinstance(jobs, DemandedExport) and set(jobs.made) == {"label"}
+    assert "app.far" not in built
+    assert not jobs.reads_or_writes_keys() and not jobs.summary("nightly").accesses and "app.far" in built

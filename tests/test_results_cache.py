@@ -351,6 +351,41 @@ def test_an_importers_result_stands_when_what_it_read_of_a_module_is_the_same(pr
     assert run() == ["KD107"] and analyzed == ["app/tasks.py"]
 
 
+def test_an_importer_the_prefilter_skipped_stands_while_the_module_it_imports_still_reads_no_key(
+        project: Path, monkeypatch) -> None:
+    """A module without vocabulary whose imports read and write no key is not analyzed; what
+    its result depends on of the module it imports is that answer (and the summaries asked for
+    it), not the whole module: a function added there that reads nothing leaves the result
+    standing, one that writes a key by its parameter has it checked again."""
+    from keydrift import results
+    from keydrift.config import load_config
+
+    write(project, {"app/text.py": """
+        def shout(text):
+            return text.upper()
+    """, "app/views.py": """
+        from app.text import shout
+
+        def greet(name):
+            return shout(name)
+    """})
+    monkeypatch.chdir(project)
+    config = load_config(str(project))
+    analyzed = _analyzed_paths(monkeypatch)
+
+    def run() -> List[str]:
+        _as_a_new_process(analyzed)
+        return [f.code for f in results.check_cached((project / "app/views.py").read_bytes(), "app/views.py", config)]
+
+    assert run() == [] and analyzed == ["app/views.py"]
+    text = (project / "app" / "text.py").read_text()
+    write(project, {"app/text.py": text + "\ndef whisper(text):\n    return text.lower()\n"})
+    assert run() == [] and analyzed == []
+    write(project, {"app/text.py": "from app.repo import save_result\n\n" + text
+                    + "\ndef keep(url):\n    save_result(url)\n"})
+    assert run() == [] and analyzed == ["app/views.py"]
+
+
 def test_a_shared_log_reads_back_whole_lines_only(tmp_path: Path) -> None:
     """What processes append to a log (``DiskCache.append``) is read back in order; a line
     being written (no newline yet) waits for the next read, a damaged line is skipped, a

@@ -492,14 +492,17 @@ class ProjectIndex:
         a later edit adds) or its registry facts made (every function walked for them: the
         export is then made whole, and stored, for little more), else a fingerprint of its
         models' facts and of the summaries asked for (``_PARTIAL``), none of the others made
-        for it (a module without database vocabulary whose helpers an importer calls)."""
+        for it (a module without database vocabulary whose helpers an importer calls); after
+        the prefilter's question answered "no", the same, and that answer (``_NONE_READ``)."""
         if export.listed or export.keys_made():
             return self.fingerprint(export)
+        read = (len(export.asked), export.none_read)
         known = self.partials.get(id(export))
-        if known is None or known[0] is not export or known[1] != len(export.asked):
+        if known is None or known[0] is not export or known[1] != read:
             names = sorted(export.asked)
-            value = _PARTIAL + json.dumps([self._partial_digest(export, names), names])
-            known = self.partials[id(export)] = (export, len(names), value)
+            kind = _NONE_READ if export.none_read else _PARTIAL
+            value = kind + json.dumps([self._partial_digest(export, names), names])
+            known = self.partials[id(export)] = (export, read, value)
         return known[2]
 
     def _partial_digest(self, export: "ModuleExport", names: List[str]) -> str:
@@ -511,14 +514,17 @@ class ProjectIndex:
 
     def holds(self, export: "ModuleExport", recorded: str) -> bool:
         """Whether the export tells what a reader read of it (``recorded``, as ``resolved``
-        recorded it: a whole fingerprint or a partial one)."""
-        if not recorded.startswith(_PARTIAL):
+        recorded it: a whole fingerprint or a partial one, which after a "no" holds while the
+        module's functions still read and write no key)."""
+        kind = next((k for k in (_PARTIAL, _NONE_READ) if recorded.startswith(k)), None)
+        if kind is None:
             return self.fingerprint(export) == recorded
         try:
-            digest, names = json.loads(recorded[len(_PARTIAL):])
-            return self._partial_digest(export, [str(name) for name in names]) == digest
+            digest, names = json.loads(recorded[len(kind):])
+            same = self._partial_digest(export, [str(name) for name in names]) == digest
         except (ValueError, TypeError):
             return False  # a damaged record: what read it is analyzed again
+        return same and (kind is _PARTIAL or not export.reads_or_writes_keys())
 
     def fingerprint(self, export: "ModuleExport") -> str:
         """A digest of everything the export tells its importers."""
@@ -840,8 +846,10 @@ class ProjectIndex:
 _Made = TypeVar("_Made")
 
 
-# A reader's record of an export made on demand that it read only part of (``_read_fingerprint``)
+# A reader's record of an export made on demand that it read only part of (``_read_fingerprint``),
+# and the same after the prefilter's question of it was answered "no" (``reads_or_writes_keys``)
 _PARTIAL = "partial:"
+_NONE_READ = "none:"
 
 
 def _summary_json(export: "ModuleExport", name: str) -> Optional[Dict[str, Any]]:
@@ -977,6 +985,8 @@ class DemandedExport:
         self.module_name = analysis.module_name
         self.relative = analysis.path
         self.units = list(analysis.units)
+        # functions a caller passes nothing to: their summaries hold no access (``reads_or_writes_keys``)
+        self.silent = {name for name, unit in analysis.units.items() if not unit.params and unit.node.args.kwarg is None}
         self.is_package = is_package
         self.digest = digest
         self.lines = lines
@@ -984,9 +994,11 @@ class DemandedExport:
         self.consulted: Dict[str, str] = {}  # the files its analysis consulted, for its own check
         self.made: Dict[str, Optional[FunctionSummary]] = {}
         # what its readers asked of it (``ProjectIndex._read_fingerprint``): the functions asked
-        # for by name (also those it has none of), and whether its functions were listed
+        # for by name (also those it has none of), whether its functions were listed, and whether
+        # the prefilter's question of it was answered "no"
         self.asked: Set[str] = set()
         self.listed = False
+        self.none_read = False
         self.whole = False
         self.stored = False  # kept on disk (``ProjectIndex._store_demanded``)
         self.active = 0  # demand frames of it open: it is not closed, nor completed by its check, meanwhile
@@ -1105,12 +1117,17 @@ class DemandedExport:
     def reads_or_writes_keys(self) -> bool:
         """Whether a function of the module reads or writes a key (``ModuleExport``'s), its
         summaries made until one does: the first that does is all a reader of the answer
-        read, unless none does (then every function was read, and listed)."""
+        read. Only functions with parameters are asked (a summary's accesses are by its
+        parameters); when none does, a reader read that answer (``ProjectIndex.holds`` asks
+        it again), not every function: none of the others is made for it, nor its registry
+        facts, as a whole fingerprint would."""
         for name in self.units:
+            if name in self.silent:
+                continue
             summary = self.summary(name)
             if summary is not None and summary.accesses:
                 return True
-        self.listed = True
+        self.none_read = True
         return False
 
     def to_json(self, summaries: bool = True) -> Dict[str, Any]:
