@@ -8,7 +8,9 @@ import gc
 import pytest
 
 from keydrift import collector
-from keydrift.collector import GROWTH_KIB, YOUNG_THRESHOLD, between_files, collect_less_often, collecting_by_growth
+from keydrift.collector import (
+    GROWTH_KIB, YOUNG_THRESHOLD, between_files, collect_less_often, collecting_by_growth, collecting_by_growth_from_now,
+)
 from keydrift.flake8_plugin import KeydriftChecker
 
 
@@ -161,3 +163,71 @@ def test_a_run_that_ends_its_process_leaves_collection_off(tmp_path, monkeypatch
         cli.run()
     assert exits == [0]
     assert not gc.isenabled()
+
+
+@pytest.fixture
+def pace_of_this_process(monkeypatch):
+    """``collecting_by_growth_from_now`` changes the process for good: its state restored after."""
+    monkeypatch.setattr(collector, "_by_growth", False)
+    monkeypatch.setattr(collector, "_collected_at", None)
+
+
+def test_a_process_that_ends_with_its_run_collects_by_growth_from_now_on(monkeypatch, pace_of_this_process):
+    gc.set_threshold(YOUNG_THRESHOLD, 10, 10)
+    gc.enable()
+    collected = _peaks(monkeypatch, [500, 500, 500 + GROWTH_KIB - 1, 500 + GROWTH_KIB, 500 + GROWTH_KIB, 500 + GROWTH_KIB])
+    collecting_by_growth_from_now()  # (reads the peak: whether it can be read)
+    assert not gc.isenabled()
+    between_files()  # where growth is counted from
+    between_files()
+    assert collected == []
+    between_files()
+    assert collected == [()]
+    between_files()
+    assert collected == [()]
+    assert not gc.isenabled()  # for the rest of the process
+
+
+@pytest.mark.parametrize("host", ["collection off", "a higher threshold", "no peak to read"])
+def test_a_host_that_chose_its_collector_or_a_process_without_a_peak_keeps_it(monkeypatch, pace_of_this_process, host):
+    gc.set_threshold(YOUNG_THRESHOLD * (3 if host == "a higher threshold" else 1), 10, 10)
+    (gc.disable if host == "collection off" else gc.enable)()
+    if host == "no peak to read":
+        monkeypatch.setattr(collector, "_peak_kib", lambda: None)
+    before = gc.get_threshold(), gc.isenabled()
+    collecting_by_growth_from_now()
+    assert (gc.get_threshold(), gc.isenabled()) == before
+    collected = _peaks(monkeypatch, [10, 10 + 10 * GROWTH_KIB])
+    between_files()
+    between_files()
+    assert collected == []
+
+
+@pytest.mark.parametrize("worker", ["analyzing", "reading results", "not a worker"])
+def test_a_flake8_worker_that_analyzes_takes_a_check_runs_pace(monkeypatch, tmp_path, pace_of_this_process, worker):
+    """A flake8 worker ends with the run: once it holds the analysis (and the project's index
+    with it), collection waits for memory to grow. A worker that reads stored results only, or
+    a check in flake8's own process (``-j 1``, flake8's API in a process that lives on), keeps
+    the raised threshold."""
+    import ast
+    import sys
+
+    from keydrift import diskcache, flake8_plugin
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(flake8_plugin, "_in_a_worker", lambda: worker != "not a worker")
+    monkeypatch.setattr(flake8_plugin, "_LOOK", [])
+    monkeypatch.setattr(flake8_plugin, "_PACED", [])
+    monkeypatch.setattr(diskcache, "_LOOKED", None)  # the worker's look, entered for good
+    monkeypatch.setattr(flake8_plugin, "check_cached", lambda *args: [])
+    monkeypatch.setattr(flake8_plugin, "findings_for", lambda *args, **kwargs: [])
+    if worker == "reading results":
+        monkeypatch.delitem(sys.modules, "keydrift.analysis.project", raising=False)
+    else:
+        import keydrift.analysis.project  # noqa: F401 - what an analyzing worker has loaded
+    gc.set_threshold(YOUNG_THRESHOLD, 10, 10)
+    gc.enable()
+    (tmp_path / "m.py").write_text("x = 1\n")
+    assert list(KeydriftChecker(ast.parse("x = 1\n"), "m.py", ["x = 1\n"]).run()) == []
+    assert gc.isenabled() is (worker != "analyzing")
+    assert collector._by_growth is (worker == "analyzing")
