@@ -303,3 +303,23 @@ def test_the_prefilters_question_walks_no_function_without_parameters(tmp_path: 
     assert isinstance(jobs, DemandedExport) and set(jobs.made) == {"label"}
     assert "app.far" not in built
     assert not jobs.reads_or_writes_keys() and not jobs.summary("nightly").accesses and "app.far" in built
+
+
+def test_an_edit_of_an_apps_module_is_seen_by_the_next_check_in_the_process(tmp_path: Path) -> None:
+    """Which modules ``AppConfig.ready()`` imports (where ``pre_save`` receivers are connected) is
+    read once per content of ``apps.py``: the next check in the same process sees an edit."""
+    import shutil
+
+    case = Path(__file__).parent.parent / "fixtures" / "cases" / "kd1-django-pre-save-receiver-unimported-module"
+    shutil.copytree(case, tmp_path / "case")
+    root = tmp_path / "case"
+    (root / "pyproject.toml").write_text("[tool.keydrift]\n")
+    apps = (root / "shop" / "apps.py").read_text()
+    found = _check(root, "shop/views.py", cache=False)
+    assert found
+    (root / "shop" / "apps.py").write_text(apps.replace("        from shop import signals  # noqa: F401\n", "        pass\n"))
+    forget_indexes()
+    assert _check(root, "shop/views.py", cache=False) == []
+    (root / "shop" / "apps.py").write_text(apps)
+    forget_indexes()
+    assert _check(root, "shop/views.py", cache=False) == found
