@@ -49,3 +49,106 @@ def test_nested_calls_run_on_the_same_thread() -> None:
     names = call_with_deep_stack(lambda: (threading.current_thread().name,
                                           call_with_deep_stack(lambda: threading.current_thread().name)))
     assert names[0] == names[1] == "keydrift-analysis"
+
+
+def _deep_thread() -> object:
+    import threading
+
+    return threading.current_thread()
+
+
+def test_one_calling_thread_s_calls_run_on_one_deep_thread_that_lives_on() -> None:
+    # starting a thread per call (its stack mapped, its pages faulted in afresh) cost more than
+    # many a check; the thread is not kept busy between calls
+    first, second = call_with_deep_stack(_deep_thread), call_with_deep_stack(_deep_thread)
+    assert first is second and first.is_alive()
+
+
+def test_a_call_s_objects_are_not_kept_alive_by_the_deep_thread_after_it() -> None:
+    import weakref
+
+    class Held:
+        pass
+
+    refs = []
+
+    def call_holding_an_object():
+        held = Held()
+        refs.append(weakref.ref(held))
+        return lambda: type(held).__name__
+
+    function = call_holding_an_object()
+    assert call_with_deep_stack(function) == "Held"
+    del function
+    assert refs[0]() is None
+
+
+def test_after_running_out_of_recursion_the_next_call_has_a_fresh_thread() -> None:
+    # the stack pages the deep recursion touched go with the thread that touched them
+    before = call_with_deep_stack(_deep_thread)
+    with pytest.raises(RecursionError):
+        call_with_deep_stack(lambda: deep(RECURSION_LIMIT * 10))
+    after = call_with_deep_stack(_deep_thread)
+    before.join(timeout=10)
+    assert after is not before and not before.is_alive()
+    assert call_with_deep_stack(lambda: deep(100)) == 100
+
+
+def test_calling_threads_each_have_their_own_deep_thread() -> None:
+    import threading
+
+    found = {}
+
+    def caller(name: str) -> None:
+        found[name] = (call_with_deep_stack(_deep_thread), call_with_deep_stack(lambda: deep(500)))
+
+    callers = [threading.Thread(target=caller, args=(name,)) for name in "ab"]
+    for thread in callers:
+        thread.start()
+    for thread in callers:
+        thread.join()
+    assert found["a"][1] == found["b"][1] == 500
+    assert found["a"][0] is not found["b"][0]
+
+
+def test_a_caller_interrupted_while_waiting_lets_the_thread_go_and_the_next_call_starts_another() -> None:
+    from keydrift import deepstack
+
+    before = call_with_deep_stack(_deep_thread)
+
+    class Interrupted:
+        """The outcomes queue of a wait a KeyboardInterrupt breaks into."""
+
+        def put(self, outcome):
+            pass
+
+        def get(self):
+            raise KeyboardInterrupt
+
+    deepstack._state.helper.outcomes = Interrupted()
+    with pytest.raises(KeyboardInterrupt):
+        call_with_deep_stack(lambda: 1)
+    before.join(timeout=10)
+    assert not before.is_alive()
+    assert call_with_deep_stack(lambda: deep(50)) == 50
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_a_forked_child_calls_on_a_deep_thread_of_its_own() -> None:
+    # the parent's deep thread does not exist in the child (a flake8 worker, a forked helper)
+    import os
+
+    call_with_deep_stack(lambda: 0)  # the parent has its thread
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            result = call_with_deep_stack(lambda: deep(RECURSION_LIMIT - 200))
+            os.write(write_end, str(result).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        written = pipe.read()
+    os.waitpid(pid, 0)
+    assert written == str(RECURSION_LIMIT - 200).encode()
