@@ -4,7 +4,6 @@ in this module, or through imports in the project index."""
 from __future__ import annotations
 
 import ast
-import hashlib
 import os
 from dataclasses import replace
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
@@ -21,6 +20,7 @@ from keydrift.analysis.receivers import (
     class_infos, param_annotations, plain_string, resolvable_by_name, unique_method,
 )
 from keydrift.analysis.summaries import FunctionSummary, SummaryAccess, summarize_access, summarize_copies, summarize_return, summarize_rows
+from keydrift.diskcache import file_digest
 from keydrift.analysis.tree import (
     FUNCTION_TYPES, WITH_TYPES, FunctionNode, is_true, keyword_arg, parameter_names, positional_args,
 )
@@ -601,22 +601,26 @@ class ModuleAnalysis:
         return Value(origins, carriers[0].steps + steps, text, result_of)
 
 
-# ``_imported_names`` by (path, module name, content): every analysis of a module of an app asks
-# it of the app's ``apps.py`` (a cold check of hyperkitty parsed its one apps.py 36 times)
-_IMPORTED_NAMES: Dict[Tuple[str, str, bytes], List[str]] = {}
+# ``_imported_names`` by (path, module name, the file's digest): every analysis of a module of an
+# app asks it of the app's ``apps.py`` (a cold check of hyperkitty parsed its one apps.py 36 times)
+_IMPORTED_NAMES: Dict[Tuple[str, str, str], List[str]] = {}
 _IMPORTED_NAMES_KEPT = 1000
 
 
 def _imported_names(path: str, module_name: str) -> List[str]:
     """Every module an import statement of the file names, in functions too (``from shop
-    import signals`` -> shop, shop.signals); none when the file cannot be read or parsed."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError:
+    import signals`` -> shop, shop.signals); none when the file cannot be read or parsed. The
+    file is read when its digest (``file_digest``: known already within a look) is new."""
+    digest = file_digest(path)
+    if digest is None:
         return []
-    key = (path, module_name, hashlib.sha256(data).digest())
+    key = (path, module_name, digest)
     if key not in _IMPORTED_NAMES:
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return []
         if len(_IMPORTED_NAMES) >= _IMPORTED_NAMES_KEPT:
             _IMPORTED_NAMES.clear()
         _IMPORTED_NAMES[key] = _names_imported_by(data, module_name)
