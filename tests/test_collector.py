@@ -68,6 +68,7 @@ def _peaks(monkeypatch, values):
     monkeypatch.setattr(collector, "_peak_kib", lambda: next(readings))
     collected = []
     monkeypatch.setattr(gc, "collect", lambda *generation: collected.append(generation) or 0)
+    monkeypatch.setattr(gc, "freeze", lambda: collected.append("freeze"))
     return collected
 
 
@@ -80,12 +81,12 @@ def test_a_check_run_collects_in_full_only_when_its_peak_grew(monkeypatch):
         between_files()  # the first file: where growth is counted from
         between_files()
         assert collected == []
-        between_files()  # grown by the whole amount: one full collection
-        assert collected == [()]
+        between_files()  # grown by the whole amount: one full collection, its survivors frozen
+        assert collected == [(), "freeze"]
         between_files()
-        assert collected == [()]
+        assert collected == [(), "freeze"]
         between_files()
-        assert collected == [(), ()]
+        assert collected == [(), "freeze", (), "freeze"]
     assert gc.isenabled()
 
 
@@ -115,6 +116,29 @@ def test_a_check_run_in_process_gives_the_collector_back(tmp_path):
     (tmp_path / "m.py").write_text("x = 1\n")
     assert main(["check", "--no-cache", "-q", str(tmp_path)]) == 0
     assert gc.isenabled()
+
+
+def test_what_a_run_froze_is_collected_again_after_it(tmp_path, monkeypatch):
+    """Each full collection of a run freezes its survivors (the next ones pass the kept index
+    over); a process that goes on after the run gets them back into its collector, so a cycle
+    that was alive at a collection of the run is freed once it dies."""
+    from keydrift.cli import main
+
+    monkeypatch.setattr(collector, "GROWTH_KIB", 0)
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.py").write_text("x = 1\n")
+    frozen_during_the_run = []
+    real = collector.between_files
+
+    def counting_the_frozen():
+        real()
+        frozen_during_the_run.append(gc.get_freeze_count())
+
+    monkeypatch.setattr("keydrift.cli.between_files", counting_the_frozen)
+    gc.enable()
+    assert main(["check", "--no-cache", "-q", "-j", "1", str(tmp_path)]) == 0
+    assert max(frozen_during_the_run) > 0
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
 
 
 def test_a_check_run_frees_cycles_once_it_grew(tmp_path, monkeypatch):
@@ -182,9 +206,9 @@ def test_a_process_that_ends_with_its_run_collects_by_growth_from_now_on(monkeyp
     between_files()
     assert collected == []
     between_files()
-    assert collected == [()]
+    assert collected == [(), "freeze"]
     between_files()
-    assert collected == [()]
+    assert collected == [(), "freeze"]
     assert not gc.isenabled()  # for the rest of the process
 
 

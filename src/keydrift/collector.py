@@ -28,6 +28,14 @@ often costs little memory. Two policies:
   a peak RSS of its workers of 200 instead of 135 MiB. A worker that only reads stored results
   keeps the raised threshold.
 
+Each full collection of a run freezes what survived it (``gc.freeze``): mostly the index, kept
+to the end of the run, which the next collections then pass over instead of traversing it again.
+Only cyclic garbage is at stake (what keydrift makes is freed by reference counting): a cycle
+alive at a collection and dropped later waits for the end of the run, when a process that goes on
+unfreezes it. Collector time, small corpus, ``flake8 --select F,KD -j 2`` from an empty cache:
+1.01-1.04 -> 0.81-0.87 s of the workers' CPU; full corpus, ``keydrift check -j 2``: 1.36 -> 1.08 s,
+same peak RSS.
+
 A host that tuned its collector (a higher threshold, or collection off) is left alone. A
 process that exits right after its run (``keydrift check`` from the command line:
 ``ending_after_run``) leaves collection off at the end: switched on again, its first
@@ -84,6 +92,7 @@ def collecting_by_growth() -> Iterator[None]:
     finally:
         _by_growth = False
         if not _ending_after_run:
+            gc.unfreeze()  # a process that goes on collects what the run froze again
             gc.enable()
 
 
@@ -112,6 +121,8 @@ def between_files() -> None:
         _collected_at = peak
     elif peak - _collected_at >= GROWTH_KIB:
         gc.collect()
+        # what survived is mostly the index, kept to the end: the next collections pass it over
+        gc.freeze()
         _collected_at = _peak_kib() or peak
 
 
