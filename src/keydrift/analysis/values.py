@@ -62,12 +62,19 @@ def code(node: ast.AST) -> str:
 
 
 def _code_from(lines: Sequence[str], node: ast.AST) -> str:
-    rendered = _rendered_before(node)
-    if rendered is not None:
-        return rendered
+    renders = node_memo(_RENDER_MEMO)  # (there whenever ``lines`` are: both are the source's)
+    known = renders.get(id(node)) if renders is not None else None
+    if known is not None and known[0] is node and known[1] is not None:
+        # rendered already: as a part of an enclosing expression's (the evaluator reads a call,
+        # then its receiver and arguments), or by an earlier ``code`` of it. Either way no
+        # parentheses of its own are around it (``_own_span`` is None): a part is rendered only
+        # after the separator before it was found to be the one expected (``(``, ``[``, ``,``,
+        # ``k=``) or when it starts where its whole does (``a`` in ``a.b``), and ``code``
+        # renders a node only when it has none
+        return known[1]
     span = _own_span(lines, node)
     if span is None:
-        text = _render(node, lines)
+        text = _render(node, lines, renders)
         if text is not None:
             return text
         text = _text_between(lines, _start(node), _end(node))
@@ -76,21 +83,9 @@ def _code_from(lines: Sequence[str], node: ast.AST) -> str:
     return " ".join(text.split())
 
 
-def _rendered_before(node: ast.AST) -> Optional[str]:
-    """The node's canonical rendering when one was made already: as a part of an enclosing
-    expression's (the evaluator reads a call, then its receiver and arguments), or by an earlier
-    ``code`` of it. Either way no parentheses of its own are around it (``_own_span`` is None):
-    a part is rendered only after the separator before it was found to be the one expected
-    (``(``, ``[``, ``,``, ``k=``) or when it starts where its whole does (``a`` in ``a.b``), and
-    ``code`` renders a node only when it has none."""
-    memo = node_memo(_RENDER_MEMO)
-    known = memo.get(id(node)) if memo is not None else None
-    return known[1] if known is not None and known[0] is node else None
-
-
 def _without_source(node: ast.AST) -> str:
     try:
-        text = _render(node, None)
+        text = _render(node, None, None)
     except AttributeError:
         text = None
     return text if text is not None else _unparse(node)
@@ -223,6 +218,8 @@ def _own_span(lines: Sequence[str], node: ast.AST) -> Optional[Tuple[_Position, 
         if after is None or last is None:
             return None
         return after[0], (last[0][0], last[0][1] + 1)
+    if _not_after_parenthesis(lines, start):
+        return None
     found = False
     while True:
         previous = _before(lines, start)
@@ -236,21 +233,34 @@ def _own_span(lines: Sequence[str], node: ast.AST) -> Optional[Tuple[_Position, 
     return (start, end) if found else None
 
 
-def _render(node: ast.AST, lines: Optional[Sequence[str]]) -> Optional[str]:
+def _not_after_parenthesis(lines: Sequence[str], position: _Position) -> bool:
+    """What ``_before`` tells of most positions (asked for every expression ``code`` reads),
+    without its encoding: the last non-blank character before ``position`` is on its line, and
+    it is not "(". False when that takes more to tell."""
+    number, column = position
+    if 1 <= number <= len(lines) and lines[number - 1].isascii():
+        stripped = lines[number - 1][:column].rstrip(_BLANKS)
+        return bool(stripped) and stripped[-1] not in "(\\"
+    return False
+
+
+def _render(node: ast.AST, lines: Optional[Sequence[str]],
+            renders: Optional[Dict[int, Tuple[ast.AST, Any]]]) -> Optional[str]:
     """The canonical rendering of names, literals, attribute chains, subscripts and calls; None
-    for any other shape, or when a part has parentheses of its own (then the text as written)."""
+    for any other shape, or when a part has parentheses of its own (then the text as written).
+    ``renders``: the source's memo of them (``_RENDER_MEMO``), None without ``lines``."""
     if type(node) is ast.Name:
         return node.id  # type: ignore[attr-defined]
-    memo = node_memo(_RENDER_MEMO) if lines is not None else None
-    if memo is None:
-        return _rendered(node, lines)
-    known = memo.get(id(node))
+    if renders is None:
+        return _rendered(node, lines, None)
+    known = renders.get(id(node))
     if known is None or known[0] is not node:
-        known = memo[id(node)] = (node, _rendered(node, lines))
+        known = renders[id(node)] = (node, _rendered(node, lines, renders))
     return known[1]
 
 
-def _rendered(node: ast.AST, lines: Optional[Sequence[str]]) -> Optional[str]:
+def _rendered(node: ast.AST, lines: Optional[Sequence[str]],
+              renders: Optional[Dict[int, Tuple[ast.AST, Any]]]) -> Optional[str]:
     kind = type(node)  # (by exact type: asked for every expression the evaluator reads)
     if kind is ast.Name:
         return node.id  # type: ignore[attr-defined]
@@ -266,10 +276,10 @@ def _rendered(node: ast.AST, lines: Optional[Sequence[str]]) -> Optional[str]:
             return text if tokens is not None and len(tokens) == 1 else None  # one literal, as written
         return text
     if kind is ast.Attribute:
-        base = _render_part(node, node.value, lines)
+        base = _render_part(node, node.value, lines, renders)
         return None if base is None else f"{base}.{node.attr}"
     if kind is ast.Subscript:
-        base = _render_part(node, node.value, lines)
+        base = _render_part(node, node.value, lines, renders)
         if base is None:
             return None
         elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
@@ -281,12 +291,12 @@ def _rendered(node: ast.AST, lines: Optional[Sequence[str]]) -> Optional[str]:
                 if _gap(lines, previous, _start(element)) != separator:
                     return None  # parentheses of its own (or of the index tuple)
                 previous, separator = _end(element), ","
-        parts = [_render(e, lines) for e in elements]
+        parts = [_render(e, lines, renders) for e in elements]
         if any(p is None for p in parts):
             return None
         return f"{base}[{', '.join(parts)}]"  # type: ignore[arg-type]
     if kind is ast.Call:
-        func = _render_part(node, node.func, lines)
+        func = _render_part(node, node.func, lines, renders)
         if func is None:
             return None
         args = []
@@ -296,7 +306,7 @@ def _rendered(node: ast.AST, lines: Optional[Sequence[str]]) -> Optional[str]:
                 if _gap(lines, previous, start) != separator or (prefix and _gap(lines, start, _start(value)) != prefix):
                     return None
                 previous, separator = _end(value), ","
-            rendered = _render(value, lines)
+            rendered = _render(value, lines, renders)
             if rendered is None:
                 return None
             args.append(f"{prefix}{rendered}")
@@ -304,11 +314,12 @@ def _rendered(node: ast.AST, lines: Optional[Sequence[str]]) -> Optional[str]:
     return None
 
 
-def _render_part(parent: ast.expr, child: ast.expr, lines: Optional[Sequence[str]]) -> Optional[str]:
+def _render_part(parent: ast.expr, child: ast.expr, lines: Optional[Sequence[str]],
+                 renders: Optional[Dict[int, Tuple[ast.AST, Any]]]) -> Optional[str]:
     """The leading part of an attribute, subscript or call, unless it has parentheses."""
     if lines is not None and _start(parent) != _start(child):
         return None
-    return _render(child, lines)
+    return _render(child, lines, renders)
 
 
 def _arguments(node: ast.Call) -> List[Tuple[_Position, str, ast.expr]]:
