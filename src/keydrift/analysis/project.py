@@ -77,8 +77,7 @@ class ProjectIndex:
         self.modules: Dict[str, Tuple[Dict[str, str], Dict[str, FunctionSummary]]] = {}
         # (module, importing directory) -> its file, and the directories whose listing decided it
         self.paths: Dict[Tuple[str, str], Tuple[Optional[str], List[str]]] = {}
-        # (directory, module) -> its file there and the directories that decided it; and an
-        # importing directory -> where its imports are looked up (both for ``path_for``)
+        # (directory, module) -> its file there and the directories that decided it (for ``path_for``)
         self.lookups: Dict[Tuple[str, str], Tuple[Optional[str], List[str]]] = {}
         # made once per look (``_once_per_look``): whether a module's dependencies are unchanged,
         # and the states of the directories a lookup in ``paths`` listed
@@ -90,7 +89,8 @@ class ProjectIndex:
         # the look in which all of them were last found unchanged (``_keep_lookups_current``)
         self.listed: Dict[str, str] = {}
         self.lookups_look: Optional[object] = None
-        self.roots: Dict[str, List[str]] = {}
+        # an importing directory -> where its imports are looked up (``_search_bases``, for ``path_for``)
+        self.bases: Dict[str, List[str]] = {}
         self.building: List[Tuple[str, Dict[str, str]]] = []  # modules being summarized, with their deps
         # ids of the frames in ``building`` of exports being made (``_built``): an import cycle
         # back to one of these is cut short (its export does not exist yet); any other module
@@ -189,7 +189,7 @@ class ProjectIndex:
         again, the same, if asked for (the stored ones read back with a disk cache). The method
         index stays: it is the whole project's."""
         for memo in (self.modules, self.paths, self.lookups, self.near_paths, self.listed,
-                     self.roots, self.names, self.fingerprints, self.partials, self.unchanged, self.looked_in):
+                     self.bases, self.names, self.fingerprints, self.partials, self.unchanged, self.looked_in):
             memo.clear()
         self._let_go_of_trees()
         count("indexes let go")
@@ -240,12 +240,11 @@ class ProjectIndex:
     def _find_module(self, module_name: str, near: str, looked_in: List[str]) -> Optional[str]:
         """The module's file; ``looked_in`` gets every directory whose listing decided it (a file
         created there later could shadow or supply the module)."""
-        for root in self._search_roots(near):
-            for source_root in SOURCE_ROOTS:
-                found, chain = self._look_in(os.path.join(root, source_root), module_name)
-                looked_in.extend(chain)
-                if found is not None:
-                    return found
+        for base in self._search_bases(near):
+            found, chain = self._look_in(base, module_name)
+            looked_in.extend(chain)
+            if found is not None:
+                return found
         return None
 
     def _look_in(self, base: str, module_name: str) -> Tuple[Optional[str], List[str]]:
@@ -254,8 +253,8 @@ class ProjectIndex:
         key = (base, module_name)
         if key not in self.lookups:
             parts = module_name.split(".")
-            listed = _listed_module(base, parts) if all(
-                p.isidentifier() and p != "__pycache__" for p in parts) else None
+            listed = _listed_module(base, parts) if "__pycache__" not in parts and all(
+                map(str.isidentifier, parts)) else None
             if listed is None:  # a name no listing holds, or a directory that cannot be listed
                 path = os.path.join(base, *parts)
                 found = next((c for c in (path + ".py", os.path.join(path, "__init__.py")) if os.path.isfile(c)), None)
@@ -304,11 +303,15 @@ class ProjectIndex:
         for recording in self.recordings:
             recording.update(deps)
 
-    def _search_roots(self, near: str) -> List[str]:
+    def _search_bases(self, near: str) -> List[str]:
+        """Where an import from ``near`` is looked up: each of its search roots
+        (``_roots_from``) with each source root under it, nearest first."""
         start = os.path.dirname(os.path.abspath(near)) if near else ""
-        if start not in self.roots:
-            self.roots[start] = self._roots_from(start)
-        return self.roots[start]
+        bases = self.bases.get(start)
+        if bases is None:  # (joined once: every lookup of a module new to the importer's directory goes through them)
+            bases = self.bases[start] = [os.path.join(root, source_root)
+                                         for root in self._roots_from(start) for source_root in SOURCE_ROOTS]
+        return bases
 
     def _roots_from(self, current: str) -> List[str]:
         """The directories an import is looked up in from a file in ``current``: it and those
