@@ -66,16 +66,27 @@ def _bound_task(node: FunctionNode) -> bool:
                for call in node.decorator_list)
 
 
-def function_units(body: Sequence[ast.stmt], prefix: str = "", class_name: str = "") -> Iterator[FunctionUnit]:
+# Statements whose body may define functions (under a condition, a ``try``, a ``with``)
+_BLOCK_TYPES = (ast.If, ast.Try, *WITH_TYPES)
+
+
+def function_units(body: Sequence[ast.stmt], prefix: str = "", class_name: str = "") -> List[FunctionUnit]:
+    """The functions defined in ``body``, each followed by those defined in it, in source order."""
+    units: List[FunctionUnit] = []
+    _add_units(body, prefix, class_name, units)
+    return units
+
+
+def _add_units(body: Sequence[ast.stmt], prefix: str, class_name: str, units: List[FunctionUnit]) -> None:
     for node in body:
         if isinstance(node, FUNCTION_TYPES):
             name = f"{prefix}{node.name}"
-            yield FunctionUnit(name, node, class_name, _params(node, bool(class_name)))
-            yield from function_units(node.body, f"{name}.", "")
+            units.append(FunctionUnit(name, node, class_name, _params(node, bool(class_name))))
+            _add_units(node.body, f"{name}.", "", units)
         elif isinstance(node, ast.ClassDef):
-            yield from function_units(node.body, f"{prefix}{node.name}.", node.name)
-        elif isinstance(node, (ast.If, ast.Try, *WITH_TYPES)):
-            yield from function_units(node.body, prefix, class_name)
+            _add_units(node.body, f"{prefix}{node.name}.", node.name, units)
+        elif isinstance(node, _BLOCK_TYPES):
+            _add_units(node.body, prefix, class_name, units)
 
 
 def import_map(module: ast.Module, module_name: str, is_package: bool) -> Dict[str, Tuple[str, str]]:
@@ -316,6 +327,8 @@ class ModuleAnalysis:
                 return self._method_of_class(class_name, method, label)
             if owner.id in self.classes or owner.id in self.imports:
                 return self._by_name(owner.id, method, label)
+            # nothing else tells a name's class (``_receiver_class`` would ask the same again)
+            return self._only_definition(method, label)
         dotted = dotted_name(owner)  # the callee's name is this and the method's (one walk of the chain)
         label = f"{dotted}.{method}()" if dotted else f"{method}()"
         if dotted in self.imports and not self.imports[dotted][1]:
