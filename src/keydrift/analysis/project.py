@@ -91,6 +91,7 @@ class ProjectIndex:
         self.lookups_look: Optional[object] = None
         # an importing directory -> where its imports are looked up (``_search_bases``, for ``path_for``)
         self.bases: Dict[str, List[str]] = {}
+        self.importers: Dict[str, Tuple[str, str]] = {}  # an importing file -> ``_directories_of`` it
         self.building: List[Tuple[str, Dict[str, str]]] = []  # modules being summarized, with their deps
         # ids of the frames in ``building`` of exports being made (``_built``): an import cycle
         # back to one of these is cut short (its export does not exist yet); any other module
@@ -189,7 +190,7 @@ class ProjectIndex:
         again, the same, if asked for (the stored ones read back with a disk cache). The method
         index stays: it is the whole project's."""
         for memo in (self.modules, self.paths, self.lookups, self.near_paths, self.listed,
-                     self.bases, self.names, self.fingerprints, self.partials, self.unchanged, self.looked_in):
+                     self.bases, self.importers, self.names, self.fingerprints, self.partials, self.unchanged, self.looked_in):
             memo.clear()
         self._let_go_of_trees()
         count("indexes let go")
@@ -201,7 +202,9 @@ class ProjectIndex:
         self.tree_lines = self.analysis_lines = self.open_lines = 0
 
     def summary(self, module_name: str, qualified: str, near: str = "") -> Optional[FunctionSummary]:
-        return self.module_summaries(module_name, near).get(qualified)
+        export = self.module_export(module_name, near)
+        # (asked of a demanded export itself: its mapping view tells a missing name by a KeyError)
+        return export.summary(qualified) if isinstance(export, DemandedExport) else export.summaries.get(qualified)
 
     def path_for(self, module_name: str, near: str = "") -> Optional[str]:
         """The file of a module, looked up as Python would from the importing file: in the
@@ -211,7 +214,7 @@ class ProjectIndex:
             self._keep_lookups_current(look, module_name, near)
         found = self.near_paths.get((module_name, near))
         if found is None:  # asked for every name an analysis resolves: by the importer's file first
-            key = (module_name, os.path.dirname(near))
+            key = (module_name, self._directories_of(near)[0])
             found = self.paths.get(key)
             if found is None:
                 looked_in: List[str] = []
@@ -303,10 +306,18 @@ class ProjectIndex:
         for recording in self.recordings:
             recording.update(deps)
 
+    def _directories_of(self, near: str) -> Tuple[str, str]:
+        """The directory of the importing file ``near`` as named, and as the absolute path its
+        search roots start from ("" for no file): made once per importer, not per module new to it."""
+        known = self.importers.get(near)
+        if known is None:
+            known = self.importers[near] = (os.path.dirname(near), os.path.dirname(os.path.abspath(near)) if near else "")
+        return known
+
     def _search_bases(self, near: str) -> List[str]:
         """Where an import from ``near`` is looked up: each of its search roots
         (``_roots_from``) with each source root under it, nearest first."""
-        start = os.path.dirname(os.path.abspath(near)) if near else ""
+        start = self._directories_of(near)[1]
         bases = self.bases.get(start)
         if bases is None:  # (joined once: every lookup of a module new to the importer's directory goes through them)
             bases = self.bases[start] = [os.path.join(root, source_root)

@@ -107,15 +107,18 @@ def _end(node: ast.AST) -> _Position:
 
 
 def _text_between(lines: Sequence[str], start: _Position, end: _Position) -> str:
-    (first_line, first_col), (last_line, last_col) = start, end
+    first_line, first_col = start
+    last_line, last_col = end
+    if first_line == last_line and 1 <= first_line <= len(lines):  # (most spans: tested first)
+        if first_col > last_col:
+            return ""
+        line = lines[first_line - 1]
+        if line.isascii():
+            return line[first_col:last_col]  # (columns are bytes: of ASCII, characters)
+        return line.encode("utf-8")[first_col:last_col].decode("utf-8", "replace")
     if first_line < 1 or last_line > len(lines) or (first_line, first_col) > (last_line, last_col):
         return ""
-    line = lines[first_line - 1]
-    if first_line == last_line and line.isascii():
-        return line[first_col:last_col]  # (columns are bytes: of ASCII, characters)
-    first = line.encode("utf-8")
-    if first_line == last_line:
-        return first[first_col:last_col].decode("utf-8", "replace")
+    first = lines[first_line - 1].encode("utf-8")
     parts = [_with_end(first[first_col:].decode("utf-8", "replace"))]
     parts += [_with_end(lines[i]) for i in range(first_line, last_line - 1)]
     parts.append(lines[last_line - 1].encode("utf-8")[:last_col].decode("utf-8", "replace"))
