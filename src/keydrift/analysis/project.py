@@ -79,6 +79,9 @@ class ProjectIndex:
         self.paths: Dict[Tuple[str, str], Tuple[Optional[str], List[str]]] = {}
         # (directory, module) -> its file there and the directories that decided it (for ``path_for``)
         self.lookups: Dict[Tuple[str, str], Tuple[Optional[str], List[str]]] = {}
+        # (directory, top-level name) -> the entry in ``lookups`` of every module under that name
+        # there, when the directory holds nothing of that name (``_look_in``)
+        self.absent: Dict[Tuple[str, str], Tuple[Optional[str], List[str]]] = {}
         # made once per look (``_once_per_look``): whether a module's dependencies are unchanged,
         # and the states of the directories a lookup in ``paths`` listed
         self.unchanged: Dict[int, Tuple[Any, int, object, Any]] = {}
@@ -189,7 +192,7 @@ class ProjectIndex:
         """Forget every module's export, import lookup, kept tree and analysis: each is made
         again, the same, if asked for (the stored ones read back with a disk cache). The method
         index stays: it is the whole project's."""
-        for memo in (self.modules, self.paths, self.lookups, self.near_paths, self.listed,
+        for memo in (self.modules, self.paths, self.lookups, self.absent, self.near_paths, self.listed,
                      self.bases, self.importers, self.names, self.fingerprints, self.partials, self.unchanged, self.looked_in):
             memo.clear()
         self._let_go_of_trees()
@@ -237,7 +240,7 @@ class ProjectIndex:
             self.lookups_look = look
             listed = list(self.listed)
         if any(directory_state(directory) != self.listed.get(directory) for directory in listed):
-            for lookups in (self.paths, self.lookups, self.near_paths, self.listed):
+            for lookups in (self.paths, self.lookups, self.absent, self.near_paths, self.listed):
                 lookups.clear()
 
     def _find_module(self, module_name: str, near: str, looked_in: List[str]) -> Optional[str]:
@@ -256,12 +259,19 @@ class ProjectIndex:
         key = (base, module_name)
         if key not in self.lookups:
             parts = module_name.split(".")
-            listed = _listed_module(base, parts) if "__pycache__" not in parts and all(
-                map(str.isidentifier, parts)) else None
-            if listed is None:  # a name no listing holds, or a directory that cannot be listed
-                path = os.path.join(base, *parts)
-                found = next((c for c in (path + ".py", os.path.join(path, "__init__.py")) if os.path.isfile(c)), None)
-                listed = (found, _existing_chain(base, parts))
+            listable = "__pycache__" not in parts and all(map(str.isidentifier, parts))
+            # within a look, what ``base`` told of another module of the same top-level name
+            # when it holds nothing of that name (most imports a project makes are of others)
+            shared = (base, parts[0]) if listable and current_look() is not None else None
+            listed = self.absent.get(shared) if shared is not None else None
+            if listed is None:
+                listed = _listed_module(base, parts) if listable else None
+                if listed is None:  # a name no listing holds, or a directory that cannot be listed
+                    path = os.path.join(base, *parts)
+                    found = next((c for c in (path + ".py", os.path.join(path, "__init__.py")) if os.path.isfile(c)), None)
+                    listed = (found, _existing_chain(base, parts))
+                elif shared is not None and listed[0] is None and listed[1] and _holds_nothing_named(base, parts[0]):
+                    self.absent[shared] = listed
             self.lookups[key] = listed
             for directory in listed[1]:
                 if directory not in self.listed:  # a state once per directory, not per look-up
@@ -1249,6 +1259,13 @@ def _listed_module(base: str, parts: List[str]) -> Optional[Tuple[Optional[str],
         if "__init__.py" in package:
             return os.path.join(directory, last, "__init__.py"), chain
     return None, chain
+
+
+def _holds_nothing_named(base: str, name: str) -> bool:
+    """Whether ``base`` is no directory, or one whose listing holds no module or package
+    ``name``: ``_listed_module`` then tells the same of every module under that name."""
+    is_directory, names = importable_names(base)
+    return not is_directory or names is not None and name + ".py" not in names and name + "/" not in names
 
 
 def _existing_chain(base: str, parts: List[str]) -> List[str]:
