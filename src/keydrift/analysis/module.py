@@ -684,12 +684,16 @@ def _placed(call: ast.Call, summary: FunctionSummary, arguments: Dict[int, ast.e
                 yield access, keyword.arg, keyword.value
 
 
+# Every method name ``deferred_call`` reads (asked of every call resolved: one test for the others)
+_DEFERRING_METHODS = frozenset(tasks.DIRECT_METHODS) | frozenset(tasks.PACKED_METHODS) | frozenset(tasks.ENQUEUE_METHODS)
+
+
 def deferred_call(call: ast.Call) -> Optional[ast.Call]:
     """The call a task queue will make: ``f.delay(a)`` -> ``f(a)``,
     ``f.apply_async((a,), {"k": b})`` -> ``f(a, k=b)``, ``q.enqueue(f, a)`` -> ``f(a)``.
     The call made is built without positions, as it is written nowhere."""
     func = call.func
-    if not isinstance(func, ast.Attribute):
+    if not isinstance(func, ast.Attribute) or func.attr not in _DEFERRING_METHODS:
         return None
     method = func.attr
     if method in tasks.DIRECT_METHODS and isinstance(func.value, (ast.Name, ast.Attribute)):

@@ -213,7 +213,7 @@ def _own_span(lines: Sequence[str], node: ast.AST) -> Optional[Tuple[_Position, 
     a call's only argument, without the call's parentheses ast gives it. None when the same."""
     if not isinstance(node, ast.expr):
         return None
-    start, end = _start(node), _end(node)
+    start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
     if isinstance(node, ast.GeneratorExp) and _text_between(lines, start, (start[0], start[1] + 1)) == "(" \
             and _opens_call(lines, start):
         after = _after(lines, (start[0], start[1] + 1))
@@ -320,22 +320,22 @@ def _rendered(node: ast.AST, lines: Optional[Sequence[str]],
 def _render_part(parent: ast.expr, child: ast.expr, lines: Optional[Sequence[str]],
                  renders: Optional[Dict[int, Tuple[ast.AST, Any]]]) -> Optional[str]:
     """The leading part of an attribute, subscript or call, unless it has parentheses."""
-    if lines is not None and _start(parent) != _start(child):
-        return None
+    if lines is not None and (parent.col_offset != child.col_offset or parent.lineno != child.lineno):
+        return None  # (positions compared in place: asked for every part rendered)
     return _render(child, lines, renders)
 
 
 def _arguments(node: ast.Call) -> List[Tuple[_Position, str, ast.expr]]:
     """The call's arguments in source order: (start, "*" / "**" / "name=" / "", value)."""
     found: List[Tuple[_Position, str, ast.expr]] = []
-    for arg in node.args:
-        if isinstance(arg, ast.Starred):
-            found.append((_start(arg), "*", arg.value))
+    for arg in node.args:  # (``_start`` in place: asked for every call read)
+        if type(arg) is ast.Starred:
+            found.append(((arg.lineno, arg.col_offset), "*", arg.value))
         else:
-            found.append((_start(arg), "", arg))
+            found.append(((arg.lineno, arg.col_offset), "", arg))
     for item in node.keywords:
         prefix = "**" if item.arg is None else f"{item.arg}="
-        found.append((_start(item), prefix, item.value))
+        found.append(((item.lineno, item.col_offset), prefix, item.value))
     if node.args and node.keywords:  # each list is in source order; together they may interleave
         found.sort(key=_first)
     return found
