@@ -68,6 +68,8 @@ def _bound_task(node: FunctionNode) -> bool:
 
 # Statements whose body may define functions (under a condition, a ``try``, a ``with``)
 _BLOCK_TYPES = (ast.If, ast.Try, *WITH_TYPES)
+# What ``function_units`` looks into, by exact type (every statement of a module is asked)
+_UNIT_HOLDERS = frozenset({*FUNCTION_TYPES, ast.ClassDef, *_BLOCK_TYPES})
 
 
 def function_units(body: Sequence[ast.stmt], prefix: str = "", class_name: str = "") -> List[FunctionUnit]:
@@ -79,6 +81,8 @@ def function_units(body: Sequence[ast.stmt], prefix: str = "", class_name: str =
 
 def _add_units(body: Sequence[ast.stmt], prefix: str, class_name: str, units: List[FunctionUnit]) -> None:
     for node in body:
+        if type(node) not in _UNIT_HOLDERS:
+            continue
         if isinstance(node, FUNCTION_TYPES):
             name = f"{prefix}{node.name}"
             units.append(FunctionUnit(name, node, class_name, _params(node, bool(class_name))))

@@ -246,20 +246,22 @@ class ProjectIndex:
     def _find_module(self, module_name: str, near: str, looked_in: List[str]) -> Optional[str]:
         """The module's file; ``looked_in`` gets every directory whose listing decided it (a file
         created there later could shadow or supply the module)."""
+        parts = module_name.split(".")
+        listable = "__pycache__" not in parts and all(map(str.isidentifier, parts))  # (the same under every base)
         for base in self._search_bases(near):
-            found, chain = self._look_in(base, module_name)
+            found, chain = self._look_in(base, module_name, parts, listable)
             looked_in.extend(chain)
             if found is not None:
                 return found
         return None
 
-    def _look_in(self, base: str, module_name: str) -> Tuple[Optional[str], List[str]]:
+    def _look_in(self, base: str, module_name: str, parts: List[str], listable: bool
+                 ) -> Tuple[Optional[str], List[str]]:
         """The module's file under ``base`` (None if there is none), and the directories whose
-        listing decided it; asked once per directory, whichever importer's search reached it."""
+        listing decided it; asked once per directory, whichever importer's search reached it.
+        ``parts``: the name's, and whether a listing can hold it (identifiers, no ``__pycache__``)."""
         key = (base, module_name)
         if key not in self.lookups:
-            parts = module_name.split(".")
-            listable = "__pycache__" not in parts and all(map(str.isidentifier, parts))
             # within a look, what ``base`` told of another module of the same top-level name
             # when it holds nothing of that name (most imports a project makes are of others)
             shared = (base, parts[0]) if listable and current_look() is not None else None

@@ -350,6 +350,9 @@ _STRING_START = lazy(r"""([A-Za-z]*)('\'\'|"\"\"|'|")""")
 def _string_tokens(text: str) -> Optional[List[Tuple[str, str, str]]]:
     """The string literals an (implicitly concatenated) string is written as: (prefix, quote,
     body) each; None when the text is not only string literals."""
+    quote = text[:1]
+    if quote in ("'", '"') and len(text) > 1 and text[-1] == quote and text.count(quote) == 2 and "\\" not in text:
+        return [("", quote, text[1:-1])]  # one plain literal, as the scan below finds it (most strings are)
     tokens: List[Tuple[str, str, str]] = []
     index, size = 0, len(text)
     while True:
@@ -441,6 +444,11 @@ def _field_end(body: str, index: int) -> int:
 
 def dotted_name(node: ast.AST) -> str:
     """``a.b.c`` for a Name/Attribute chain, else ""."""
+    kind = type(node)  # (the commonest shapes first: asked of every callee and receiver)
+    if kind is ast.Name:
+        return node.id  # type: ignore[attr-defined]
+    if kind is ast.Attribute and type(node.value) is ast.Name:  # type: ignore[attr-defined]
+        return f"{node.value.id}.{node.attr}"  # type: ignore[attr-defined]
     parts: List[str] = []
     while type(node) is ast.Attribute:
         parts.append(node.attr)  # type: ignore[attr-defined]
