@@ -308,7 +308,8 @@ class ModuleAnalysis:
     # -- call resolution --------------------------------------------------------------------
 
     def resolve(self, call: ast.Call, walker: FunctionWalker) -> Optional[Resolved]:
-        deferred = deferred_call(call)
+        func = call.func  # (deferred_call's first test in place: most calls are not deferred)
+        deferred = deferred_call(call) if isinstance(func, ast.Attribute) and func.attr in _DEFERRING_METHODS else None
         if deferred is not None:
             found = self._resolve_direct(deferred, walker)
             return replace(found, label=f"{dotted_name(call.func) or 'task'}()", deferred=deferred) if found else None
@@ -317,6 +318,8 @@ class ModuleAnalysis:
     def _resolve_direct(self, call: ast.Call, walker: FunctionWalker) -> Optional[Resolved]:
         func = call.func
         if isinstance(func, ast.Name):
+            if func.id not in self.units and func.id not in self.imports:
+                return None  # (a builtin, a class, a local callable: nothing ``_by_name`` finds)
             return self._by_name(func.id, "", f"{func.id}()")
         if not isinstance(func, ast.Attribute):
             return None

@@ -427,10 +427,11 @@ class ProjectIndex:
         return _digest(f"{digest}:{self.config_key}:{module_name}".encode())
 
     def _export_at(self, module_name: str, path: str) -> "ModuleExport":
-        digest = self.file_hash(path)
+        digest = file_digest(path)  # (``file_hash``, without its call: asked for every export read)
         if self.building:
             self.building[-1][1][path] = digest or ""
-        self._record({path: digest or ""})
+        if self.recordings:
+            self._record({path: digest or ""})
         known = self.modules.get(path)
         if known is not None and self._dependencies_unchanged(known[0]):
             if self.building:
@@ -1011,6 +1012,7 @@ class DemandedExport:
         self.module_name = analysis.module_name
         self.relative = analysis.path
         self.units = list(analysis.units)
+        self.unit_names = frozenset(self.units)  # (asked of every name a reader looks up, made or not)
         # functions a caller passes nothing to: their summaries hold no access (``reads_or_writes_keys``)
         self.silent = {name for name, unit in analysis.units.items() if not unit.params and unit.node.args.kwarg is None}
         self.is_package = is_package
@@ -1049,7 +1051,7 @@ class DemandedExport:
     def summary(self, name: str) -> Optional[FunctionSummary]:
         self.asked.add(name)
         if name not in self.made:
-            if name not in self.units or not self._open():
+            if name not in self.unit_names or not self._open():
                 return None
             with self.index.demand_frame(self):
                 self._make(name)

@@ -64,7 +64,9 @@ def code(node: ast.AST) -> str:
 def _code_from(lines: Sequence[str], node: ast.AST) -> str:
     renders = node_memo(_RENDER_MEMO)  # (there whenever ``lines`` are: both are the source's)
     known = renders.get(id(node)) if renders is not None else None
-    if known is not None and known[0] is node and known[1] is not None:
+    if known is not None and known[0] is not node:
+        known = None
+    if known is not None and known[1] is not None:
         # rendered already: as a part of an enclosing expression's (the evaluator reads a call,
         # then its receiver and arguments), or by an earlier ``code`` of it. Either way no
         # parentheses of its own are around it (``_own_span`` is None): a part is rendered only
@@ -74,7 +76,12 @@ def _code_from(lines: Sequence[str], node: ast.AST) -> str:
         return known[1]
     span = _own_span(lines, node)
     if span is None:
-        text = _render(node, lines, renders)
+        if known is None:  # not rendered yet: as ``_render`` renders it, the memo looked up once
+            text = _rendered(node, lines, renders)
+            if renders is not None:
+                renders[id(node)] = (node, text)
+        else:
+            text = None  # rendered before: a shape not rendered, or a part in parentheses
         if text is not None:
             return text
         text = _text_between(lines, _start(node), _end(node))
