@@ -500,13 +500,15 @@ def merge_arguments(values: Sequence[Value], text: str) -> Optional[Value]:
     carriers = [v for v in values if v.origins]
     if not carriers:
         return None
+    if len(carriers) == 1:  # (most calls: nothing to unite, no carrier to choose)
+        return Value(frozenset(carriers[0].origins), carriers[0].steps, text)
     origins = frozenset().union(*(v.origins for v in carriers))
     first = next((v for v in carriers if is_remote(v.steps)), carriers[0])
     return Value(origins, first.steps, text)
 
 
 def is_remote(steps: Sequence[Step]) -> bool:
-    return any(s.kind in (FETCH, REMOTE) for s in steps)
+    return bool(steps) and any(s.kind in (FETCH, REMOTE) for s in steps)  # (most values have no steps)
 
 
 def _short(label: str) -> str:
