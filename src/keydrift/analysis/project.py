@@ -248,23 +248,25 @@ class ProjectIndex:
         created there later could shadow or supply the module)."""
         parts = module_name.split(".")
         listable = "__pycache__" not in parts and all(map(str.isidentifier, parts))  # (the same under every base)
+        top = parts[0] if listable and current_look() is not None else None
         for base in self._search_bases(near):
-            found, chain = self._look_in(base, module_name, parts, listable)
+            found, chain = self._look_in(base, module_name, parts, listable, top)
             looked_in.extend(chain)
             if found is not None:
                 return found
         return None
 
-    def _look_in(self, base: str, module_name: str, parts: List[str], listable: bool
+    def _look_in(self, base: str, module_name: str, parts: List[str], listable: bool, top: Optional[str]
                  ) -> Tuple[Optional[str], List[str]]:
         """The module's file under ``base`` (None if there is none), and the directories whose
         listing decided it; asked once per directory, whichever importer's search reached it.
-        ``parts``: the name's, and whether a listing can hold it (identifiers, no ``__pycache__``)."""
+        ``parts``: the name's, and whether a listing can hold it (identifiers, no ``__pycache__``);
+        ``top``: its first, within a look (else None)."""
         key = (base, module_name)
         if key not in self.lookups:
             # within a look, what ``base`` told of another module of the same top-level name
             # when it holds nothing of that name (most imports a project makes are of others)
-            shared = (base, parts[0]) if listable and current_look() is not None else None
+            shared = (base, top) if top is not None else None
             listed = self.absent.get(shared) if shared is not None else None
             if listed is None:
                 listed = _listed_module(base, parts) if listable else None

@@ -220,16 +220,17 @@ def _own_span(lines: Sequence[str], node: ast.AST) -> Optional[Tuple[_Position, 
     a call's only argument, without the call's parentheses ast gives it. None when the same."""
     if not isinstance(node, ast.expr):
         return None
+    generator = isinstance(node, ast.GeneratorExp)
+    if not generator and _not_after_parenthesis(lines, node.lineno, node.col_offset):
+        return None  # (most nodes: told before any position is made)
     start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
-    if isinstance(node, ast.GeneratorExp) and _text_between(lines, start, (start[0], start[1] + 1)) == "(" \
+    if generator and _text_between(lines, start, (start[0], start[1] + 1)) == "(" \
             and _opens_call(lines, start):
         after = _after(lines, (start[0], start[1] + 1))
         last = _before(lines, (end[0], end[1] - 1))
         if after is None or last is None:
             return None
         return after[0], (last[0][0], last[0][1] + 1)
-    if _not_after_parenthesis(lines, start):
-        return None
     found = False
     while True:
         previous = _before(lines, start)
@@ -243,11 +244,10 @@ def _own_span(lines: Sequence[str], node: ast.AST) -> Optional[Tuple[_Position, 
     return (start, end) if found else None
 
 
-def _not_after_parenthesis(lines: Sequence[str], position: _Position) -> bool:
+def _not_after_parenthesis(lines: Sequence[str], number: int, column: int) -> bool:
     """What ``_before`` tells of most positions (asked for every expression ``code`` reads),
-    without its encoding: the last non-blank character before ``position`` is on its line, and
-    it is not "(". False when that takes more to tell."""
-    number, column = position
+    without its encoding: the last non-blank character before line ``number``, ``column`` is on
+    its line, and it is not "(". False when that takes more to tell."""
     if 1 <= number <= len(lines) and lines[number - 1].isascii():
         stripped = lines[number - 1][:column].rstrip(_BLANKS)
         return bool(stripped) and stripped[-1] not in "(\\"
