@@ -66,16 +66,31 @@ def _bound_task(node: FunctionNode) -> bool:
                for call in node.decorator_list)
 
 
-def function_units(body: Sequence[ast.stmt], prefix: str = "", class_name: str = "") -> Iterator[FunctionUnit]:
+# Statements whose body may define functions (under a condition, a ``try``, a ``with``)
+_BLOCK_TYPES = (ast.If, ast.Try, *WITH_TYPES)
+# What ``function_units`` looks into, by exact type (every statement of a module is asked)
+_UNIT_HOLDERS = frozenset({*FUNCTION_TYPES, ast.ClassDef, *_BLOCK_TYPES})
+
+
+def function_units(body: Sequence[ast.stmt], prefix: str = "", class_name: str = "") -> List[FunctionUnit]:
+    """The functions defined in ``body``, each followed by those defined in it, in source order."""
+    units: List[FunctionUnit] = []
+    _add_units(body, prefix, class_name, units)
+    return units
+
+
+def _add_units(body: Sequence[ast.stmt], prefix: str, class_name: str, units: List[FunctionUnit]) -> None:
     for node in body:
+        if type(node) not in _UNIT_HOLDERS:
+            continue
         if isinstance(node, FUNCTION_TYPES):
             name = f"{prefix}{node.name}"
-            yield FunctionUnit(name, node, class_name, _params(node, bool(class_name)))
-            yield from function_units(node.body, f"{name}.", "")
+            units.append(FunctionUnit(name, node, class_name, _params(node, bool(class_name))))
+            _add_units(node.body, f"{name}.", "", units)
         elif isinstance(node, ast.ClassDef):
-            yield from function_units(node.body, f"{prefix}{node.name}.", node.name)
-        elif isinstance(node, (ast.If, ast.Try, *WITH_TYPES)):
-            yield from function_units(node.body, prefix, class_name)
+            _add_units(node.body, f"{prefix}{node.name}.", node.name, units)
+        elif isinstance(node, _BLOCK_TYPES):
+            _add_units(node.body, prefix, class_name, units)
 
 
 def import_map(module: ast.Module, module_name: str, is_package: bool) -> Dict[str, Tuple[str, str]]:
@@ -293,7 +308,8 @@ class ModuleAnalysis:
     # -- call resolution --------------------------------------------------------------------
 
     def resolve(self, call: ast.Call, walker: FunctionWalker) -> Optional[Resolved]:
-        deferred = deferred_call(call)
+        func = call.func  # (deferred_call's first test in place: most calls are not deferred)
+        deferred = deferred_call(call) if isinstance(func, ast.Attribute) and func.attr in _DEFERRING_METHODS else None
         if deferred is not None:
             found = self._resolve_direct(deferred, walker)
             return replace(found, label=f"{dotted_name(call.func) or 'task'}()", deferred=deferred) if found else None
@@ -302,6 +318,8 @@ class ModuleAnalysis:
     def _resolve_direct(self, call: ast.Call, walker: FunctionWalker) -> Optional[Resolved]:
         func = call.func
         if isinstance(func, ast.Name):
+            if func.id not in self.units and func.id not in self.imports:
+                return None  # (a builtin, a class, a local callable: nothing ``_by_name`` finds)
             return self._by_name(func.id, "", f"{func.id}()")
         if not isinstance(func, ast.Attribute):
             return None
@@ -316,6 +334,8 @@ class ModuleAnalysis:
                 return self._method_of_class(class_name, method, label)
             if owner.id in self.classes or owner.id in self.imports:
                 return self._by_name(owner.id, method, label)
+            # nothing else tells a name's class (``_receiver_class`` would ask the same again)
+            return self._only_definition(method, label)
         dotted = dotted_name(owner)  # the callee's name is this and the method's (one walk of the chain)
         label = f"{dotted}.{method}()" if dotted else f"{method}()"
         if dotted in self.imports and not self.imports[dotted][1]:
@@ -671,12 +691,16 @@ def _placed(call: ast.Call, summary: FunctionSummary, arguments: Dict[int, ast.e
                 yield access, keyword.arg, keyword.value
 
 
+# Every method name ``deferred_call`` reads (asked of every call resolved: one test for the others)
+_DEFERRING_METHODS = frozenset(tasks.DIRECT_METHODS) | frozenset(tasks.PACKED_METHODS) | frozenset(tasks.ENQUEUE_METHODS)
+
+
 def deferred_call(call: ast.Call) -> Optional[ast.Call]:
     """The call a task queue will make: ``f.delay(a)`` -> ``f(a)``,
     ``f.apply_async((a,), {"k": b})`` -> ``f(a, k=b)``, ``q.enqueue(f, a)`` -> ``f(a)``.
     The call made is built without positions, as it is written nowhere."""
     func = call.func
-    if not isinstance(func, ast.Attribute):
+    if not isinstance(func, ast.Attribute) or func.attr not in _DEFERRING_METHODS:
         return None
     method = func.attr
     if method in tasks.DIRECT_METHODS and isinstance(func.value, (ast.Name, ast.Attribute)):

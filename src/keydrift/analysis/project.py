@@ -77,9 +77,11 @@ class ProjectIndex:
         self.modules: Dict[str, Tuple[Dict[str, str], Dict[str, FunctionSummary]]] = {}
         # (module, importing directory) -> its file, and the directories whose listing decided it
         self.paths: Dict[Tuple[str, str], Tuple[Optional[str], List[str]]] = {}
-        # (directory, module) -> its file there and the directories that decided it; and an
-        # importing directory -> where its imports are looked up (both for ``path_for``)
+        # (directory, module) -> its file there and the directories that decided it (for ``path_for``)
         self.lookups: Dict[Tuple[str, str], Tuple[Optional[str], List[str]]] = {}
+        # (directory, top-level name) -> the entry in ``lookups`` of every module under that name
+        # there, when the directory holds nothing of that name (``_look_in``)
+        self.absent: Dict[Tuple[str, str], Tuple[Optional[str], List[str]]] = {}
         # made once per look (``_once_per_look``): whether a module's dependencies are unchanged,
         # and the states of the directories a lookup in ``paths`` listed
         self.unchanged: Dict[int, Tuple[Any, int, object, Any]] = {}
@@ -90,7 +92,9 @@ class ProjectIndex:
         # the look in which all of them were last found unchanged (``_keep_lookups_current``)
         self.listed: Dict[str, str] = {}
         self.lookups_look: Optional[object] = None
-        self.roots: Dict[str, List[str]] = {}
+        # an importing directory -> where its imports are looked up (``_search_bases``, for ``path_for``)
+        self.bases: Dict[str, List[str]] = {}
+        self.importers: Dict[str, Tuple[str, str]] = {}  # an importing file -> ``_directories_of`` it
         self.building: List[Tuple[str, Dict[str, str]]] = []  # modules being summarized, with their deps
         # ids of the frames in ``building`` of exports being made (``_built``): an import cycle
         # back to one of these is cut short (its export does not exist yet); any other module
@@ -188,8 +192,8 @@ class ProjectIndex:
         """Forget every module's export, import lookup, kept tree and analysis: each is made
         again, the same, if asked for (the stored ones read back with a disk cache). The method
         index stays: it is the whole project's."""
-        for memo in (self.modules, self.paths, self.lookups, self.near_paths, self.listed,
-                     self.roots, self.names, self.fingerprints, self.partials, self.unchanged, self.looked_in):
+        for memo in (self.modules, self.paths, self.lookups, self.absent, self.near_paths, self.listed,
+                     self.bases, self.importers, self.names, self.fingerprints, self.partials, self.unchanged, self.looked_in):
             memo.clear()
         self._let_go_of_trees()
         count("indexes let go")
@@ -201,7 +205,9 @@ class ProjectIndex:
         self.tree_lines = self.analysis_lines = self.open_lines = 0
 
     def summary(self, module_name: str, qualified: str, near: str = "") -> Optional[FunctionSummary]:
-        return self.module_summaries(module_name, near).get(qualified)
+        export = self.module_export(module_name, near)
+        # (asked of a demanded export itself: its mapping view tells a missing name by a KeyError)
+        return export.summary(qualified) if isinstance(export, DemandedExport) else export.summaries.get(qualified)
 
     def path_for(self, module_name: str, near: str = "") -> Optional[str]:
         """The file of a module, looked up as Python would from the importing file: in the
@@ -211,7 +217,7 @@ class ProjectIndex:
             self._keep_lookups_current(look, module_name, near)
         found = self.near_paths.get((module_name, near))
         if found is None:  # asked for every name an analysis resolves: by the importer's file first
-            key = (module_name, os.path.dirname(near))
+            key = (module_name, self._directories_of(near)[0])
             found = self.paths.get(key)
             if found is None:
                 looked_in: List[str] = []
@@ -234,32 +240,42 @@ class ProjectIndex:
             self.lookups_look = look
             listed = list(self.listed)
         if any(directory_state(directory) != self.listed.get(directory) for directory in listed):
-            for lookups in (self.paths, self.lookups, self.near_paths, self.listed):
+            for lookups in (self.paths, self.lookups, self.absent, self.near_paths, self.listed):
                 lookups.clear()
 
     def _find_module(self, module_name: str, near: str, looked_in: List[str]) -> Optional[str]:
         """The module's file; ``looked_in`` gets every directory whose listing decided it (a file
         created there later could shadow or supply the module)."""
-        for root in self._search_roots(near):
-            for source_root in SOURCE_ROOTS:
-                found, chain = self._look_in(os.path.join(root, source_root), module_name)
-                looked_in.extend(chain)
-                if found is not None:
-                    return found
+        parts = module_name.split(".")
+        listable = "__pycache__" not in parts and all(map(str.isidentifier, parts))  # (the same under every base)
+        top = parts[0] if listable and current_look() is not None else None
+        for base in self._search_bases(near):
+            found, chain = self._look_in(base, module_name, parts, listable, top)
+            looked_in.extend(chain)
+            if found is not None:
+                return found
         return None
 
-    def _look_in(self, base: str, module_name: str) -> Tuple[Optional[str], List[str]]:
+    def _look_in(self, base: str, module_name: str, parts: List[str], listable: bool, top: Optional[str]
+                 ) -> Tuple[Optional[str], List[str]]:
         """The module's file under ``base`` (None if there is none), and the directories whose
-        listing decided it; asked once per directory, whichever importer's search reached it."""
+        listing decided it; asked once per directory, whichever importer's search reached it.
+        ``parts``: the name's, and whether a listing can hold it (identifiers, no ``__pycache__``);
+        ``top``: its first, within a look (else None)."""
         key = (base, module_name)
         if key not in self.lookups:
-            parts = module_name.split(".")
-            listed = _listed_module(base, parts) if all(
-                p.isidentifier() and p != "__pycache__" for p in parts) else None
-            if listed is None:  # a name no listing holds, or a directory that cannot be listed
-                path = os.path.join(base, *parts)
-                found = next((c for c in (path + ".py", os.path.join(path, "__init__.py")) if os.path.isfile(c)), None)
-                listed = (found, _existing_chain(base, parts))
+            # within a look, what ``base`` told of another module of the same top-level name
+            # when it holds nothing of that name (most imports a project makes are of others)
+            shared = (base, top) if top is not None else None
+            listed = self.absent.get(shared) if shared is not None else None
+            if listed is None:
+                listed = _listed_module(base, parts) if listable else None
+                if listed is None:  # a name no listing holds, or a directory that cannot be listed
+                    path = os.path.join(base, *parts)
+                    found = next((c for c in (path + ".py", os.path.join(path, "__init__.py")) if os.path.isfile(c)), None)
+                    listed = (found, _existing_chain(base, parts))
+                elif shared is not None and listed[0] is None and listed[1] and _holds_nothing_named(base, parts[0]):
+                    self.absent[shared] = listed
             self.lookups[key] = listed
             for directory in listed[1]:
                 if directory not in self.listed:  # a state once per directory, not per look-up
@@ -304,11 +320,23 @@ class ProjectIndex:
         for recording in self.recordings:
             recording.update(deps)
 
-    def _search_roots(self, near: str) -> List[str]:
-        start = os.path.dirname(os.path.abspath(near)) if near else ""
-        if start not in self.roots:
-            self.roots[start] = self._roots_from(start)
-        return self.roots[start]
+    def _directories_of(self, near: str) -> Tuple[str, str]:
+        """The directory of the importing file ``near`` as named, and as the absolute path its
+        search roots start from ("" for no file): made once per importer, not per module new to it."""
+        known = self.importers.get(near)
+        if known is None:
+            known = self.importers[near] = (os.path.dirname(near), os.path.dirname(os.path.abspath(near)) if near else "")
+        return known
+
+    def _search_bases(self, near: str) -> List[str]:
+        """Where an import from ``near`` is looked up: each of its search roots
+        (``_roots_from``) with each source root under it, nearest first."""
+        start = self._directories_of(near)[1]
+        bases = self.bases.get(start)
+        if bases is None:  # (joined once: every lookup of a module new to the importer's directory goes through them)
+            bases = self.bases[start] = [os.path.join(root, source_root)
+                                         for root in self._roots_from(start) for source_root in SOURCE_ROOTS]
+        return bases
 
     def _roots_from(self, current: str) -> List[str]:
         """The directories an import is looked up in from a file in ``current``: it and those
@@ -401,10 +429,11 @@ class ProjectIndex:
         return _digest(f"{digest}:{self.config_key}:{module_name}".encode())
 
     def _export_at(self, module_name: str, path: str) -> "ModuleExport":
-        digest = self.file_hash(path)
+        digest = file_digest(path)  # (``file_hash``, without its call: asked for every export read)
         if self.building:
             self.building[-1][1][path] = digest or ""
-        self._record({path: digest or ""})
+        if self.recordings:
+            self._record({path: digest or ""})
         known = self.modules.get(path)
         if known is not None and self._dependencies_unchanged(known[0]):
             if self.building:
@@ -985,6 +1014,7 @@ class DemandedExport:
         self.module_name = analysis.module_name
         self.relative = analysis.path
         self.units = list(analysis.units)
+        self.unit_names = frozenset(self.units)  # (asked of every name a reader looks up, made or not)
         # functions a caller passes nothing to: their summaries hold no access (``reads_or_writes_keys``)
         self.silent = {name for name, unit in analysis.units.items() if not unit.params and unit.node.args.kwarg is None}
         self.is_package = is_package
@@ -1023,7 +1053,7 @@ class DemandedExport:
     def summary(self, name: str) -> Optional[FunctionSummary]:
         self.asked.add(name)
         if name not in self.made:
-            if name not in self.units or not self._open():
+            if name not in self.unit_names or not self._open():
                 return None
             with self.index.demand_frame(self):
                 self._make(name)
@@ -1235,6 +1265,13 @@ def _listed_module(base: str, parts: List[str]) -> Optional[Tuple[Optional[str],
         if "__init__.py" in package:
             return os.path.join(directory, last, "__init__.py"), chain
     return None, chain
+
+
+def _holds_nothing_named(base: str, name: str) -> bool:
+    """Whether ``base`` is no directory, or one whose listing holds no module or package
+    ``name``: ``_listed_module`` then tells the same of every module under that name."""
+    is_directory, names = importable_names(base)
+    return not is_directory or names is not None and name + ".py" not in names and name + "/" not in names
 
 
 def _existing_chain(base: str, parts: List[str]) -> List[str]:

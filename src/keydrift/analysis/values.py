@@ -62,12 +62,26 @@ def code(node: ast.AST) -> str:
 
 
 def _code_from(lines: Sequence[str], node: ast.AST) -> str:
-    rendered = _rendered_before(node)
-    if rendered is not None:
-        return rendered
+    renders = node_memo(_RENDER_MEMO)  # (there whenever ``lines`` are: both are the source's)
+    known = renders.get(id(node)) if renders is not None else None
+    if known is not None and known[0] is not node:
+        known = None
+    if known is not None and known[1] is not None:
+        # rendered already: as a part of an enclosing expression's (the evaluator reads a call,
+        # then its receiver and arguments), or by an earlier ``code`` of it. Either way no
+        # parentheses of its own are around it (``_own_span`` is None): a part is rendered only
+        # after the separator before it was found to be the one expected (``(``, ``[``, ``,``,
+        # ``k=``) or when it starts where its whole does (``a`` in ``a.b``), and ``code``
+        # renders a node only when it has none
+        return known[1]
     span = _own_span(lines, node)
     if span is None:
-        text = _render(node, lines)
+        if known is None:  # not rendered yet: as ``_render`` renders it, the memo looked up once
+            text = _rendered(node, lines, renders)
+            if renders is not None:
+                renders[id(node)] = (node, text)
+        else:
+            text = None  # rendered before: a shape not rendered, or a part in parentheses
         if text is not None:
             return text
         text = _text_between(lines, _start(node), _end(node))
@@ -76,21 +90,9 @@ def _code_from(lines: Sequence[str], node: ast.AST) -> str:
     return " ".join(text.split())
 
 
-def _rendered_before(node: ast.AST) -> Optional[str]:
-    """The node's canonical rendering when one was made already: as a part of an enclosing
-    expression's (the evaluator reads a call, then its receiver and arguments), or by an earlier
-    ``code`` of it. Either way no parentheses of its own are around it (``_own_span`` is None):
-    a part is rendered only after the separator before it was found to be the one expected
-    (``(``, ``[``, ``,``, ``k=``) or when it starts where its whole does (``a`` in ``a.b``), and
-    ``code`` renders a node only when it has none."""
-    memo = node_memo(_RENDER_MEMO)
-    known = memo.get(id(node)) if memo is not None else None
-    return known[1] if known is not None and known[0] is node else None
-
-
 def _without_source(node: ast.AST) -> str:
     try:
-        text = _render(node, None)
+        text = _render(node, None, None)
     except AttributeError:
         text = None
     return text if text is not None else _unparse(node)
@@ -112,15 +114,18 @@ def _end(node: ast.AST) -> _Position:
 
 
 def _text_between(lines: Sequence[str], start: _Position, end: _Position) -> str:
-    (first_line, first_col), (last_line, last_col) = start, end
+    first_line, first_col = start
+    last_line, last_col = end
+    if first_line == last_line and 1 <= first_line <= len(lines):  # (most spans: tested first)
+        if first_col > last_col:
+            return ""
+        line = lines[first_line - 1]
+        if line.isascii():
+            return line[first_col:last_col]  # (columns are bytes: of ASCII, characters)
+        return line.encode("utf-8")[first_col:last_col].decode("utf-8", "replace")
     if first_line < 1 or last_line > len(lines) or (first_line, first_col) > (last_line, last_col):
         return ""
-    line = lines[first_line - 1]
-    if first_line == last_line and line.isascii():
-        return line[first_col:last_col]  # (columns are bytes: of ASCII, characters)
-    first = line.encode("utf-8")
-    if first_line == last_line:
-        return first[first_col:last_col].decode("utf-8", "replace")
+    first = lines[first_line - 1].encode("utf-8")
     parts = [_with_end(first[first_col:].decode("utf-8", "replace"))]
     parts += [_with_end(lines[i]) for i in range(first_line, last_line - 1)]
     parts.append(lines[last_line - 1].encode("utf-8")[:last_col].decode("utf-8", "replace"))
@@ -215,8 +220,11 @@ def _own_span(lines: Sequence[str], node: ast.AST) -> Optional[Tuple[_Position, 
     a call's only argument, without the call's parentheses ast gives it. None when the same."""
     if not isinstance(node, ast.expr):
         return None
-    start, end = _start(node), _end(node)
-    if isinstance(node, ast.GeneratorExp) and _text_between(lines, start, (start[0], start[1] + 1)) == "(" \
+    generator = isinstance(node, ast.GeneratorExp)
+    if not generator and _not_after_parenthesis(lines, node.lineno, node.col_offset):
+        return None  # (most nodes: told before any position is made)
+    start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
+    if generator and _text_between(lines, start, (start[0], start[1] + 1)) == "(" \
             and _opens_call(lines, start):
         after = _after(lines, (start[0], start[1] + 1))
         last = _before(lines, (end[0], end[1] - 1))
@@ -236,21 +244,33 @@ def _own_span(lines: Sequence[str], node: ast.AST) -> Optional[Tuple[_Position, 
     return (start, end) if found else None
 
 
-def _render(node: ast.AST, lines: Optional[Sequence[str]]) -> Optional[str]:
+def _not_after_parenthesis(lines: Sequence[str], number: int, column: int) -> bool:
+    """What ``_before`` tells of most positions (asked for every expression ``code`` reads),
+    without its encoding: the last non-blank character before line ``number``, ``column`` is on
+    its line, and it is not "(". False when that takes more to tell."""
+    if 1 <= number <= len(lines) and lines[number - 1].isascii():
+        stripped = lines[number - 1][:column].rstrip(_BLANKS)
+        return bool(stripped) and stripped[-1] not in "(\\"
+    return False
+
+
+def _render(node: ast.AST, lines: Optional[Sequence[str]],
+            renders: Optional[Dict[int, Tuple[ast.AST, Any]]]) -> Optional[str]:
     """The canonical rendering of names, literals, attribute chains, subscripts and calls; None
-    for any other shape, or when a part has parentheses of its own (then the text as written)."""
+    for any other shape, or when a part has parentheses of its own (then the text as written).
+    ``renders``: the source's memo of them (``_RENDER_MEMO``), None without ``lines``."""
     if type(node) is ast.Name:
         return node.id  # type: ignore[attr-defined]
-    memo = node_memo(_RENDER_MEMO) if lines is not None else None
-    if memo is None:
-        return _rendered(node, lines)
-    known = memo.get(id(node))
+    if renders is None:
+        return _rendered(node, lines, None)
+    known = renders.get(id(node))
     if known is None or known[0] is not node:
-        known = memo[id(node)] = (node, _rendered(node, lines))
+        known = renders[id(node)] = (node, _rendered(node, lines, renders))
     return known[1]
 
 
-def _rendered(node: ast.AST, lines: Optional[Sequence[str]]) -> Optional[str]:
+def _rendered(node: ast.AST, lines: Optional[Sequence[str]],
+              renders: Optional[Dict[int, Tuple[ast.AST, Any]]]) -> Optional[str]:
     kind = type(node)  # (by exact type: asked for every expression the evaluator reads)
     if kind is ast.Name:
         return node.id  # type: ignore[attr-defined]
@@ -266,10 +286,10 @@ def _rendered(node: ast.AST, lines: Optional[Sequence[str]]) -> Optional[str]:
             return text if tokens is not None and len(tokens) == 1 else None  # one literal, as written
         return text
     if kind is ast.Attribute:
-        base = _render_part(node, node.value, lines)
+        base = _render_part(node, node.value, lines, renders)
         return None if base is None else f"{base}.{node.attr}"
     if kind is ast.Subscript:
-        base = _render_part(node, node.value, lines)
+        base = _render_part(node, node.value, lines, renders)
         if base is None:
             return None
         elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
@@ -281,12 +301,12 @@ def _rendered(node: ast.AST, lines: Optional[Sequence[str]]) -> Optional[str]:
                 if _gap(lines, previous, _start(element)) != separator:
                     return None  # parentheses of its own (or of the index tuple)
                 previous, separator = _end(element), ","
-        parts = [_render(e, lines) for e in elements]
+        parts = [_render(e, lines, renders) for e in elements]
         if any(p is None for p in parts):
             return None
         return f"{base}[{', '.join(parts)}]"  # type: ignore[arg-type]
     if kind is ast.Call:
-        func = _render_part(node, node.func, lines)
+        func = _render_part(node, node.func, lines, renders)
         if func is None:
             return None
         args = []
@@ -296,7 +316,7 @@ def _rendered(node: ast.AST, lines: Optional[Sequence[str]]) -> Optional[str]:
                 if _gap(lines, previous, start) != separator or (prefix and _gap(lines, start, _start(value)) != prefix):
                     return None
                 previous, separator = _end(value), ","
-            rendered = _render(value, lines)
+            rendered = _render(value, lines, renders)
             if rendered is None:
                 return None
             args.append(f"{prefix}{rendered}")
@@ -304,24 +324,25 @@ def _rendered(node: ast.AST, lines: Optional[Sequence[str]]) -> Optional[str]:
     return None
 
 
-def _render_part(parent: ast.expr, child: ast.expr, lines: Optional[Sequence[str]]) -> Optional[str]:
+def _render_part(parent: ast.expr, child: ast.expr, lines: Optional[Sequence[str]],
+                 renders: Optional[Dict[int, Tuple[ast.AST, Any]]]) -> Optional[str]:
     """The leading part of an attribute, subscript or call, unless it has parentheses."""
-    if lines is not None and _start(parent) != _start(child):
-        return None
-    return _render(child, lines)
+    if lines is not None and (parent.col_offset != child.col_offset or parent.lineno != child.lineno):
+        return None  # (positions compared in place: asked for every part rendered)
+    return _render(child, lines, renders)
 
 
 def _arguments(node: ast.Call) -> List[Tuple[_Position, str, ast.expr]]:
     """The call's arguments in source order: (start, "*" / "**" / "name=" / "", value)."""
     found: List[Tuple[_Position, str, ast.expr]] = []
-    for arg in node.args:
-        if isinstance(arg, ast.Starred):
-            found.append((_start(arg), "*", arg.value))
+    for arg in node.args:  # (``_start`` in place: asked for every call read)
+        if type(arg) is ast.Starred:
+            found.append(((arg.lineno, arg.col_offset), "*", arg.value))
         else:
-            found.append((_start(arg), "", arg))
+            found.append(((arg.lineno, arg.col_offset), "", arg))
     for item in node.keywords:
         prefix = "**" if item.arg is None else f"{item.arg}="
-        found.append((_start(item), prefix, item.value))
+        found.append(((item.lineno, item.col_offset), prefix, item.value))
     if node.args and node.keywords:  # each list is in source order; together they may interleave
         found.sort(key=_first)
     return found
@@ -336,6 +357,9 @@ _STRING_START = lazy(r"""([A-Za-z]*)('\'\'|"\"\"|'|")""")
 def _string_tokens(text: str) -> Optional[List[Tuple[str, str, str]]]:
     """The string literals an (implicitly concatenated) string is written as: (prefix, quote,
     body) each; None when the text is not only string literals."""
+    quote = text[:1]
+    if quote in ("'", '"') and len(text) > 1 and text[-1] == quote and text.count(quote) == 2 and "\\" not in text:
+        return [("", quote, text[1:-1])]  # one plain literal, as the scan below finds it (most strings are)
     tokens: List[Tuple[str, str, str]] = []
     index, size = 0, len(text)
     while True:
@@ -427,6 +451,11 @@ def _field_end(body: str, index: int) -> int:
 
 def dotted_name(node: ast.AST) -> str:
     """``a.b.c`` for a Name/Attribute chain, else ""."""
+    kind = type(node)  # (the commonest shapes first: asked of every callee and receiver)
+    if kind is ast.Name:
+        return node.id  # type: ignore[attr-defined]
+    if kind is ast.Attribute and type(node.value) is ast.Name:  # type: ignore[attr-defined]
+        return f"{node.value.id}.{node.attr}"  # type: ignore[attr-defined]
     parts: List[str] = []
     while type(node) is ast.Attribute:
         parts.append(node.attr)  # type: ignore[attr-defined]
@@ -471,13 +500,15 @@ def merge_arguments(values: Sequence[Value], text: str) -> Optional[Value]:
     carriers = [v for v in values if v.origins]
     if not carriers:
         return None
+    if len(carriers) == 1:  # (most calls: nothing to unite, no carrier to choose)
+        return Value(frozenset(carriers[0].origins), carriers[0].steps, text)
     origins = frozenset().union(*(v.origins for v in carriers))
     first = next((v for v in carriers if is_remote(v.steps)), carriers[0])
     return Value(origins, first.steps, text)
 
 
 def is_remote(steps: Sequence[Step]) -> bool:
-    return any(s.kind in (FETCH, REMOTE) for s in steps)
+    return bool(steps) and any(s.kind in (FETCH, REMOTE) for s in steps)  # (most values have no steps)
 
 
 def _short(label: str) -> str:
