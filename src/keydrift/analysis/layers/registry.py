@@ -16,7 +16,7 @@ without a route is asked about every chain. Adding a layer: one module in this p
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from keydrift.analysis.chains import (
     STOP,
@@ -98,6 +98,25 @@ class Dispatch:
     def __init__(self, layers: Sequence[Layer]) -> None:
         self.layers = tuple(layers)
         self._remembered: Dict[Tuple[str, str, str], Tuple[Recognizer, ...]] = {}
+        # The routes turned around, layer ``i`` as bit ``1 << i``: for each of the three names
+        # (first link, first call, last link), the layers that list a name and those that test
+        # its shape; and the layers asked about every chain. Most triples are new (a call of a
+        # name not called before), and one look-up per name replaces a test per layer.
+        self._unrouted = 0
+        self._listing: Tuple[Dict[str, int], ...] = ({}, {}, {})
+        self._shapes: Tuple[List[Tuple[int, Callable[[str], bool]]], ...] = ([], [], [])
+        for index, layer in enumerate(self.layers):
+            bit = 1 << index
+            if layer.route is None:
+                self._unrouted |= bit
+                continue
+            route = layer.route
+            for place, names in enumerate((route.first, route.first_call, route.last)):
+                for name in names.listed:
+                    self._listing[place][name] = self._listing[place].get(name, 0) | bit
+                if names.shape is not None:
+                    self._shapes[place].append((bit, names.shape))
+        self._by_layers: Dict[int, Tuple[Recognizer, ...]] = {}
 
     def recognizers(self, links: Sequence[Link]) -> Tuple[Recognizer, ...]:
         first_call = ""
@@ -114,9 +133,18 @@ class Dispatch:
         return found
 
     def _select(self, first: str, first_call: str, last: str) -> Tuple[Recognizer, ...]:
-        asked = [layer for layer in self.layers if layer.route is None or layer.route.admits(first, first_call, last)]
-        return tuple(recognizer for stage in PASSES for layer in asked
-                     if (recognizer := getattr(layer, stage)) is not None)
+        asked = self._unrouted
+        for place, name in enumerate((first, first_call, last)):
+            asked |= self._listing[place].get(name, 0)
+            for bit, shape in self._shapes[place]:
+                if not asked & bit and shape(name):  # (a layer admitted already is not tested again)
+                    asked |= bit
+        found = self._by_layers.get(asked)
+        if found is None:
+            chosen = [layer for index, layer in enumerate(self.layers) if asked & 1 << index]
+            found = self._by_layers[asked] = tuple(recognizer for stage in PASSES for layer in chosen
+                                                   if (recognizer := getattr(layer, stage)) is not None)
+        return found
 
 
 DISPATCH = Dispatch(LAYERS)
