@@ -61,10 +61,23 @@ def child_nodes(node: ast.AST) -> List[ast.AST]:
     Operator and context leaves (``_LEAF_TYPES``) live only in skipped fields (``ctx``, ``op``,
     ``ops``), so no child needs that test."""
     kind = type(node)
+    read = _CHILD_READERS.get(kind)
+    if read is None:
+        return _children_in_fields(node, kind)
+    if read is _no_children:  # names and literals: most nodes a traversal meets
+        return []
+    try:
+        return read(node)
+    except AttributeError:  # a node made by hand without all its fields (a parsed one has them)
+        return _children_in_fields(node, kind)
+
+
+def _children_in_fields(node: ast.AST, kind: type) -> List[ast.AST]:
+    """``child_nodes`` read field by field, for any node type."""
     fields = _CHILD_FIELDS.get(kind)
     if fields is None:
         fields = child_fields(kind)
-    if not fields:  # names, constants, ``pass``: most nodes a traversal meets
+    if not fields:
         return []
     children: List[ast.AST] = []
     for name in fields:
@@ -81,6 +94,45 @@ def child_nodes(node: ast.AST) -> List[ast.AST]:
         elif isinstance(value, ast.AST):
             children.append(value)
     return children
+
+
+def _no_children(node: ast.AST) -> List[ast.AST]:
+    return []
+
+
+
+def _value_child(node: Any) -> List[ast.AST]:
+    return [node.value]
+
+
+def _optional_value_child(node: Any) -> List[ast.AST]:
+    return [] if node.value is None else [node.value]
+
+
+# ``child_nodes`` of the node types met most, each read by its fields as ``ast`` declares them
+# (the same in every Python version keydrift runs on) instead of by a loop over the fields: an
+# optional field (``?``) is left out when None, a list field (``*``) holds nodes only.
+_CHILD_READERS: Dict[type, Callable[[Any], List[ast.AST]]] = {
+    ast.Name: _no_children, ast.Constant: _no_children, ast.Pass: _no_children, ast.Break: _no_children,
+    ast.Continue: _no_children, ast.alias: _no_children,
+    ast.Attribute: _value_child, ast.keyword: _value_child, ast.Starred: _value_child, ast.Await: _value_child,
+    ast.Expr: _value_child, ast.Return: _optional_value_child,
+    ast.Call: lambda n: [n.func, *n.args, *n.keywords],
+    ast.Subscript: lambda n: [n.value, n.slice],
+    ast.Compare: lambda n: [n.left, *n.comparators],
+    ast.BinOp: lambda n: [n.left, n.right],
+    ast.UnaryOp: lambda n: [n.operand],
+    ast.BoolOp: lambda n: [*n.values],
+    ast.JoinedStr: lambda n: [*n.values],
+    ast.FormattedValue: lambda n: [n.value] if n.format_spec is None else [n.value, n.format_spec],
+    ast.Tuple: lambda n: [*n.elts], ast.List: lambda n: [*n.elts], ast.Set: lambda n: [*n.elts],
+    ast.IfExp: lambda n: [n.test, n.body, n.orelse],
+    ast.comprehension: lambda n: [n.target, n.iter, *n.ifs],
+    ast.arg: lambda n: [] if n.annotation is None else [n.annotation],
+    ast.Assign: lambda n: [*n.targets, n.value],
+    ast.Assert: lambda n: [n.test] if n.msg is None else [n.test, n.msg],
+    ast.Import: lambda n: [*n.names], ast.ImportFrom: lambda n: [*n.names],
+}
 
 
 # Node types one of whose list fields may hold something other than a node.
