@@ -54,8 +54,6 @@ VALIDATING_CONSTRUCTORS = frozenset({"model_validate", "parse_obj", "validate", 
 # Bases of classes that validate and coerce their input rather than store it.
 VALIDATION_BASES = frozenset({"BaseModel", "BaseSettings", "RootModel", "Schema", "Struct"})
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
-_COMPREHENSION_TYPES = frozenset(_COMPREHENSIONS)
-_NEW_SCOPES = frozenset({ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 # Half the expressions ``scan`` meets: no call, subscript or comparison in them, nothing under them.
 _NOTHING_TO_SCAN = frozenset({ast.Name, ast.Constant})
 # Nodes whose only child is their ``value`` (``a.b``, ``k=v``, ``*rest``, ``await x``).
@@ -71,6 +69,8 @@ _MAX_RESOLVE_DEPTH = 8
 FILL_METHODS = frozenset({"append", "extend", "add", "appendleft"})
 CONTAINER_CONSTRUCTORS = frozenset({"list", "set", "dict", "deque", "defaultdict", "OrderedDict"})
 DICT_CONSTRUCTORS = frozenset({"dict", "defaultdict", "OrderedDict"})
+# The methods whose calls ``FunctionWalker.persist`` reads (the rest write nothing).
+_PERSISTING_METHODS = frozenset(django.SAVE_METHODS | sqla.ADD_METHODS | sqla.ADD_ALL_METHODS | sqla.FLUSH_METHODS)
 
 
 @dataclass
@@ -556,7 +556,7 @@ class FunctionWalker(Context):
         read = _STATEMENT_READERS.get(type(node))  # by type: most statements are simple ones
         if read is not None:
             read(self, node)
-        elif type(node) not in _DEFINITION_TYPES:
+        elif type(node) not in _NOT_WALKED:
             self.small_statement(node)
 
     def _if(self, node: ast.If) -> None:
@@ -646,17 +646,25 @@ class FunctionWalker(Context):
                 current = self.eval(node.target)  # type: ignore[attr-defined]
                 self.state.values[name] = current.then(Step(FORMAT, "augmented assignment"), code(node))
                 self.state.bound.pop(name, None)
+        elif kind is ast.Expr:
+            value = node.value  # type: ignore[attr-defined]
+            if type(value) not in _NOTHING_TO_SCAN:
+                self.scan(value)
+            if type(value) is ast.Call:
+                self.fill(value)
+        elif kind is ast.Return:
+            value = node.value  # type: ignore[attr-defined]
+            if value is not None:
+                if type(value) not in _NOTHING_TO_SCAN:
+                    self.scan(value)
+                self.returns.append(self.eval(value))
+                self.returned_rows.append(self.rows_of(value))
         else:
             # ``raise E from cause``: the cause is context for the traceback, not a key; not scanned
             cause = node.cause if kind is ast.Raise else None  # type: ignore[attr-defined]
             for child in child_nodes(node):
                 if type(child) not in _NOTHING_TO_SCAN and isinstance(child, ast.expr) and child is not cause:
                     self.scan(child)
-            if kind is ast.Expr and type(node.value) is ast.Call:  # type: ignore[attr-defined]
-                self.fill(node.value)  # type: ignore[attr-defined]
-            if kind is ast.Return and node.value is not None:  # type: ignore[attr-defined]
-                self.returns.append(self.eval(node.value))
-                self.returned_rows.append(self.rows_of(node.value))
 
     def assign(self, target: ast.expr, value: ast.expr, statement: ast.stmt) -> None:
         if isinstance(target, ast.Name):
@@ -835,38 +843,50 @@ class FunctionWalker(Context):
 
     def scan(self, node: ast.AST) -> None:
         """Find the database calls in an expression and report their accesses."""
-        node_type = type(node)
-        if node_type in _NOTHING_TO_SCAN:
+        read = _EXPRESSION_READERS.get(type(node))  # by type: one look-up, most nodes need no reader
+        if read is None:
+            self._scan_children(node)
+        else:
+            read(self, node)
+
+    def _scan_call(self, node: ast.Call) -> None:
+        if id(node) in self.consumed:  # a link of a chain recognized from its outermost call
+            self._scan_children(node)
             return
-        if node_type is ast.Lambda:
-            self.lambda_body(node)  # type: ignore[arg-type]
+        info = self.configured_table_call(node) if self.config.tables else None
+        if info is None:
+            info = recognize(node, self, next(self.call_ids))
+        if info is None:
+            self.call_summary(node)
+            func = node.func
+            if type(func) is ast.Attribute:  # (only method calls persist or copy: ``obj.save()``)
+                if func.attr in _PERSISTING_METHODS:
+                    self.persist(node)
+                if func.attr == "update":  # ``obj.__dict__.update(data)``
+                    copied = update_copy(node)
+                    if copied is not None:
+                        self.note_copy(copied)
+            self._scan_children(node)
             return
-        if node_type in _NEW_SCOPES:
-            return
-        if node_type is ast.Subscript:
-            self.store_read(node)  # type: ignore[arg-type]
-        elif node_type is ast.Compare:
-            self.membership_read(node)  # type: ignore[arg-type]
-        recognized: Optional[ChainInfo] = None
-        if node_type is ast.Call and id(node) not in self.consumed:
-            info = self.configured_table_call(node) or recognize(node, self, next(self.call_ids))  # type: ignore[arg-type]
-            if info is not None:
-                self.consumed |= info.calls
-                self.chains[id(node)] = info
-                recognized = info
-            else:
-                self.call_summary(node)  # type: ignore[arg-type]
-                self.persist(node)  # type: ignore[arg-type]
-                copied = update_copy(node)  # type: ignore[arg-type]
-                if copied is not None:
-                    self.note_copy(copied)
-        if node_type in _COMPREHENSION_TYPES:
-            with self._comprehension_scope(node):  # type: ignore[arg-type]
-                self._scan_children(node)
-            return
+        self.consumed |= info.calls
+        self.chains[id(node)] = info
         self._scan_children(node)
-        if recognized is not None:  # after the arguments: a subquery in them is known by then
-            self.note_rows(node, recognized)  # type: ignore[arg-type]
+        self.note_rows(node, info)  # after the arguments: a subquery in them is known by then
+
+    def _scan_subscript(self, node: ast.Subscript) -> None:
+        self.store_read(node)
+        self._scan_children(node)
+
+    def _scan_compare(self, node: ast.Compare) -> None:
+        self.membership_read(node)
+        self._scan_children(node)
+
+    def _scan_comprehension(self, node: ast.expr) -> None:
+        with self._comprehension_scope(node):
+            self._scan_children(node)
+
+    def _scan_nothing(self, node: ast.AST) -> None:
+        """Names and literals hold no call; a nested function or class is walked on its own."""
 
     def _scan_children(self, node: ast.AST) -> None:
         """``scan`` each child in source order, without the call for names and literals (half
@@ -1193,7 +1213,17 @@ _STATEMENT_READERS = {
     **{kind: FunctionWalker._try for kind in _TRY_TYPES},
     **({_MATCH_TYPE: FunctionWalker._match} if _MATCH_TYPE is not None else {}),
 }
-_DEFINITION_TYPES = frozenset(_DEFINITIONS)
+# Simple statements that hold no expression (``import``, ``pass``, ``global``), and definitions,
+# walked on their own: ``statement`` passes them by.
+_NOT_WALKED = frozenset({*_DEFINITIONS, ast.Import, ast.ImportFrom, ast.Pass, ast.Break, ast.Continue,
+                         ast.Global, ast.Nonlocal})
+# How ``FunctionWalker.scan`` reads the expressions that need more than a scan of their children.
+_EXPRESSION_READERS = {
+    ast.Call: FunctionWalker._scan_call, ast.Subscript: FunctionWalker._scan_subscript,
+    ast.Compare: FunctionWalker._scan_compare, ast.Lambda: FunctionWalker.lambda_body,
+    **{kind: FunctionWalker._scan_comprehension for kind in _COMPREHENSIONS},
+    **{kind: FunctionWalker._scan_nothing for kind in (*_NOTHING_TO_SCAN, *_DEFINITIONS)},
+}
 
 
 def _row_uses(target: ast.expr, rows: RowSource, scope: Sequence[ast.AST]
