@@ -135,8 +135,11 @@ class State:
                      {k: v.copy() for k, v in self.instances.items()}, dict(self.filled))
 
     def forget(self, name: str) -> None:
-        for table in (self.values, self.bound, self.records, self.instances, self.filled):
-            table.pop(name, None)
+        self.values.pop(name, None)
+        self.bound.pop(name, None)
+        self.records.pop(name, None)
+        self.instances.pop(name, None)
+        self.filled.pop(name, None)
 
 
 def _merged(before: dict, first: dict, second: dict) -> dict:
@@ -149,8 +152,11 @@ def _merged(before: dict, first: dict, second: dict) -> dict:
 
 
 def merge_states(before: State, first: State, second: State) -> State:
-    merged = State(*(_merged(getattr(before, f), getattr(first, f), getattr(second, f))
-                     for f in ("values", "bound", "records", "instances", "filled")))
+    merged = State(_merged(before.values, first.values, second.values),
+                   _merged(before.bound, first.bound, second.bound),
+                   _merged(before.records, first.records, second.records),
+                   _merged(before.instances, first.instances, second.instances),
+                   _merged(before.filled, first.filled, second.filled))
     _drop_cycles(merged.bound, before.bound)
     return merged
 
@@ -182,7 +188,15 @@ def _reaches(value: ast.expr, name: str, bound: Dict[str, ast.expr]) -> bool:
 def _names_used(value: ast.expr) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     """The variables an expression uses and the parameters of the lambdas in it; once per
     expression of the module (every binding is searched again at each later binding)."""
+    kind = type(value)
+    if kind is ast.Name:  # (a name or a literal is answered without the memo)
+        return frozenset((value.id,)), _NO_NAMES  # type: ignore[attr-defined]
+    if kind is ast.Constant:
+        return _NO_NAMES, _NO_NAMES
     return per_node("keyflow.names", value, _names_in)
+
+
+_NO_NAMES: FrozenSet[str] = frozenset()
 
 
 def _names_in(value: ast.AST) -> Tuple[FrozenSet[str], FrozenSet[str]]:
@@ -553,11 +567,7 @@ class FunctionWalker(Context):
 
     def statement(self, node: ast.stmt) -> None:
         check_budget()
-        read = _STATEMENT_READERS.get(type(node))  # by type: most statements are simple ones
-        if read is not None:
-            read(self, node)
-        elif type(node) not in _NOT_WALKED:
-            self.small_statement(node)
+        _STATEMENT_READERS.get(type(node), FunctionWalker.small_statement)(self, node)
 
     def _if(self, node: ast.If) -> None:
         self.branches(node.test, node.body, node.orelse, node.col_offset)
@@ -629,42 +639,53 @@ class FunctionWalker(Context):
             access = self.accesses[index]
             self.accesses[index] = replace(access, arms=(arm,) + access.arms)
 
-    def small_statement(self, node: ast.stmt) -> None:
-        kind = type(node)
-        if kind is ast.Assign:
-            self.scan(node.value)  # type: ignore[attr-defined]
-            for target in node.targets:  # type: ignore[attr-defined]
-                self.assign(target, node.value, node)  # type: ignore[attr-defined]
-        elif kind is ast.AnnAssign:
-            if node.value is not None:  # type: ignore[attr-defined]
-                self.scan(node.value)  # type: ignore[attr-defined]
-                self.assign(node.target, node.value, node)  # type: ignore[attr-defined]
-        elif kind is ast.AugAssign:
-            self.scan(node.value)  # type: ignore[attr-defined]
-            if isinstance(node.target, ast.Name):  # type: ignore[attr-defined]
-                name = node.target.id  # type: ignore[attr-defined]
-                current = self.eval(node.target)  # type: ignore[attr-defined]
-                self.state.values[name] = current.then(Step(FORMAT, "augmented assignment"), code(node))
-                self.state.bound.pop(name, None)
-        elif kind is ast.Expr:
-            value = node.value  # type: ignore[attr-defined]
+    def _assignment(self, node: ast.Assign) -> None:
+        value = node.value
+        if type(value) not in _NOTHING_TO_SCAN:
+            self.scan(value)
+        for target in node.targets:
+            self.assign(target, value, node)
+
+    def _annotated_assignment(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.scan(node.value)
+            self.assign(node.target, node.value, node)
+
+    def _augmented_assignment(self, node: ast.AugAssign) -> None:
+        self.scan(node.value)
+        if isinstance(node.target, ast.Name):
+            name = node.target.id
+            current = self.eval(node.target)
+            self.state.values[name] = current.then(Step(FORMAT, "augmented assignment"), code(node))
+            self.state.bound.pop(name, None)
+
+    def _expression_statement(self, node: ast.Expr) -> None:
+        value = node.value
+        if type(value) not in _NOTHING_TO_SCAN:
+            self.scan(value)
+        if type(value) is ast.Call:
+            self.fill(value)
+
+    def _return(self, node: ast.Return) -> None:
+        value = node.value
+        if value is not None:
             if type(value) not in _NOTHING_TO_SCAN:
                 self.scan(value)
-            if type(value) is ast.Call:
-                self.fill(value)
-        elif kind is ast.Return:
-            value = node.value  # type: ignore[attr-defined]
-            if value is not None:
-                if type(value) not in _NOTHING_TO_SCAN:
-                    self.scan(value)
-                self.returns.append(self.eval(value))
-                self.returned_rows.append(self.rows_of(value))
-        else:
-            # ``raise E from cause``: the cause is context for the traceback, not a key; not scanned
-            cause = node.cause if kind is ast.Raise else None  # type: ignore[attr-defined]
-            for child in child_nodes(node):
-                if type(child) not in _NOTHING_TO_SCAN and isinstance(child, ast.expr) and child is not cause:
-                    self.scan(child)
+            self.returns.append(self.eval(value))
+            self.returned_rows.append(self.rows_of(value))
+
+    def small_statement(self, node: ast.stmt) -> None:
+        """The simple statements without a reader of their own (``assert``, ``raise``, ``del``):
+        the calls in their expressions."""
+        # ``raise E from cause``: the cause is context for the traceback, not a key; not scanned
+        cause = node.cause if type(node) is ast.Raise else None  # type: ignore[attr-defined]
+        for child in child_nodes(node):
+            if type(child) not in _NOTHING_TO_SCAN and isinstance(child, ast.expr) and child is not cause:
+                self.scan(child)
+
+    def _read_nothing(self, node: ast.AST) -> None:
+        """A statement or expression that holds nothing to read here (``import``, ``pass``, a
+        name, a literal), or a nested function or class, walked on its own."""
 
     def assign(self, target: ast.expr, value: ast.expr, statement: ast.stmt) -> None:
         if isinstance(target, ast.Name):
@@ -884,9 +905,6 @@ class FunctionWalker(Context):
     def _scan_comprehension(self, node: ast.expr) -> None:
         with self._comprehension_scope(node):
             self._scan_children(node)
-
-    def _scan_nothing(self, node: ast.AST) -> None:
-        """Names and literals hold no call; a nested function or class is walked on its own."""
 
     def _scan_children(self, node: ast.AST) -> None:
         """``scan`` each child in source order, without the call for names and literals (half
@@ -1204,25 +1222,28 @@ class FunctionWalker(Context):
                     values[name] = value
 
 
-# How ``FunctionWalker.statement`` reads each compound statement (by its type: the walker meets
-# every statement, so one look-up instead of a chain of ``isinstance`` tests).
+# How ``FunctionWalker.statement`` reads each statement (by its type: the walker meets every
+# statement, so one look-up instead of a chain of ``isinstance`` tests); the rest are simple
+# statements read by ``small_statement``. Definitions are walked on their own, and ``import``,
+# ``pass`` or ``global`` hold no expression.
 _STATEMENT_READERS = {
     ast.If: FunctionWalker._if, ast.While: FunctionWalker._while,
     **{kind: FunctionWalker._loop for kind in LOOP_TYPES},
     **{kind: FunctionWalker._with for kind in WITH_TYPES},
     **{kind: FunctionWalker._try for kind in _TRY_TYPES},
     **({_MATCH_TYPE: FunctionWalker._match} if _MATCH_TYPE is not None else {}),
+    ast.Assign: FunctionWalker._assignment, ast.AnnAssign: FunctionWalker._annotated_assignment,
+    ast.AugAssign: FunctionWalker._augmented_assignment, ast.Expr: FunctionWalker._expression_statement,
+    ast.Return: FunctionWalker._return,
+    **{kind: FunctionWalker._read_nothing for kind in (*_DEFINITIONS, ast.Import, ast.ImportFrom, ast.Pass,
+                                                      ast.Break, ast.Continue, ast.Global, ast.Nonlocal)},
 }
-# Simple statements that hold no expression (``import``, ``pass``, ``global``), and definitions,
-# walked on their own: ``statement`` passes them by.
-_NOT_WALKED = frozenset({*_DEFINITIONS, ast.Import, ast.ImportFrom, ast.Pass, ast.Break, ast.Continue,
-                         ast.Global, ast.Nonlocal})
 # How ``FunctionWalker.scan`` reads the expressions that need more than a scan of their children.
 _EXPRESSION_READERS = {
     ast.Call: FunctionWalker._scan_call, ast.Subscript: FunctionWalker._scan_subscript,
     ast.Compare: FunctionWalker._scan_compare, ast.Lambda: FunctionWalker.lambda_body,
     **{kind: FunctionWalker._scan_comprehension for kind in _COMPREHENSIONS},
-    **{kind: FunctionWalker._scan_nothing for kind in (*_NOTHING_TO_SCAN, *_DEFINITIONS)},
+    **{kind: FunctionWalker._read_nothing for kind in (*_NOTHING_TO_SCAN, *_DEFINITIONS)},
 }
 
 

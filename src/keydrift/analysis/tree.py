@@ -9,9 +9,10 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
+from collections import defaultdict
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Any, Callable, DefaultDict, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, TypeVar, Union
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -29,7 +30,7 @@ _SOURCE: ContextVar[Optional["_Source"]] = ContextVar("keydrift_source", default
 
 class _Source(NamedTuple):
     lines: Sequence[str]
-    memos: Dict[str, Dict[int, Tuple[ast.AST, Any]]]
+    memos: DefaultDict[str, Dict[int, Tuple[ast.AST, Any]]]  # a memo made when first asked for
 
 
 # Fields that never hold a child worth visiting: operator and context leaves, and names,
@@ -299,7 +300,7 @@ def parameter_names(function: Union[FunctionNode, ast.Lambda]) -> Tuple[str, ...
 def source_lines(lines: Sequence[str]) -> Iterator[None]:
     """Make the module's lines (as ``str.splitlines(keepends=True)`` gives them, or without line
     ends) the source ``segment`` reads while the module is analyzed; nests per module."""
-    token = _SOURCE.set(_Source(lines, {}))
+    token = _SOURCE.set(_Source(lines, defaultdict(dict)))
     try:
         yield
     finally:
@@ -317,24 +318,14 @@ def node_memo(name: str) -> Optional[Dict[int, Tuple[ast.AST, Any]]]:
     from them (by the node's id, the node kept beside its answer so the id is not reused while
     the cache lives), thrown away with them when ``source_lines`` ends; None outside it."""
     source = _SOURCE.get()
-    if source is None:
-        return None
-    found = source.memos.get(name)
-    if found is None:
-        found = source.memos[name] = {}
-    return found
+    return None if source is None else source.memos[name]
 
 
 def lines_and_memo(name: str) -> Tuple[Optional[Sequence[str]], Optional[Dict[int, Tuple[ast.AST, Any]]]]:
     """``current_source_lines()`` and ``node_memo(name)`` at once (a reader of source text asks
     for both for every node it reads)."""
     source = _SOURCE.get()
-    if source is None:
-        return None, None
-    found = source.memos.get(name)
-    if found is None:
-        found = source.memos[name] = {}
-    return source.lines, found
+    return (None, None) if source is None else (source.lines, source.memos[name])
 
 
 _Derived = TypeVar("_Derived")

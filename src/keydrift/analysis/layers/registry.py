@@ -186,9 +186,10 @@ def _through_module_alias(base: Optional[ast.expr], links: List[Link],
     if base is None and len(links) > 2 and links[0][0] in django.USER_MODEL_GETTERS \
             and links[0][1] is not None and is_manager(links[1][0]):
         return ast.Name(id=ctx.user_model(), ctx=ast.Load()), links[1:]
-    if not isinstance(base, ast.Name) or is_model_name(base.id) or base.id in ("self", "cls"):
+    # (the tests of the links first: most chains are one call, ``self.helper(x)``)
+    if len(links) < 2 or links[0][1] is not None or type(base) is not ast.Name:
         return base, links
-    if len(links) < 2 or links[0][1] is not None or not is_model_name(links[0][0]):
+    if is_model_name(base.id) or base.id in ("self", "cls") or not is_model_name(links[0][0]):
         return base, links
     follower, follower_call = links[1]
     if is_manager(follower) or (follower_call is not None and follower in classes.MODEL_CLASS_METHODS):
