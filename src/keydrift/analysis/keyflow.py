@@ -207,8 +207,12 @@ def _names_in(value: ast.AST) -> Tuple[FrozenSet[str], FrozenSet[str]]:
         kind = type(node)
         if kind is ast.Name:
             names.add(node.id)  # type: ignore[attr-defined]
-        elif kind is ast.Attribute:
+        elif kind is ast.Attribute or kind is ast.keyword:
             stack.append(node.value)  # type: ignore[attr-defined]
+        elif kind is ast.Call:  # (the order of the children does not matter here)
+            stack.append(node.func)  # type: ignore[attr-defined]
+            stack += node.args  # type: ignore[attr-defined]
+            stack += node.keywords  # type: ignore[attr-defined]
         elif kind is not ast.Constant:
             if kind is ast.arg:
                 lambda_parameters.add(node.arg)  # type: ignore[attr-defined]
@@ -406,6 +410,8 @@ class FunctionWalker(Context):
         return None
 
     def resolve(self, node: ast.expr) -> ast.expr:
+        if type(node) is not ast.Name and type(node) is not ast.Call:
+            return node  # (only a name or a container's ``values()`` stands for another expression)
         for _ in range(_MAX_RESOLVE_DEPTH):
             node = self._filled_container(node)
             if not isinstance(node, ast.Name):
