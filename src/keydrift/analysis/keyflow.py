@@ -926,8 +926,12 @@ class FunctionWalker(Context):
             while child_type in _VALUE_WRAPPERS:
                 child = child.value  # type: ignore[attr-defined]
                 child_type = type(child)
-            if child_type not in _NOTHING_TO_SCAN:
-                self.scan(child)
+            if child_type not in _NOTHING_TO_SCAN:  # (``scan`` inlined: a look-up per child)
+                read = _EXPRESSION_READERS.get(child_type)
+                if read is None:
+                    self._scan_children(child)
+                else:
+                    read(self, child)
 
     def configured_table_call(self, call: ast.Call) -> Optional[ChainInfo]:
         """A call of a ``[tool.keydrift] tables`` helper: its table and dicts where configured."""

@@ -133,6 +133,15 @@ _CHILD_READERS: Dict[type, Callable[[Any], List[ast.AST]]] = {
     ast.Assign: lambda n: [*n.targets, n.value],
     ast.Assert: lambda n: [n.test] if n.msg is None else [n.test, n.msg],
     ast.Import: lambda n: [*n.names], ast.ImportFrom: lambda n: [*n.names],
+    ast.ListComp: lambda n: [n.elt, *n.generators], ast.SetComp: lambda n: [n.elt, *n.generators],
+    ast.GeneratorExp: lambda n: [n.elt, *n.generators],
+    ast.DictComp: lambda n: [n.key, n.value, *n.generators],
+    ast.Yield: _optional_value_child, ast.YieldFrom: _value_child,
+    ast.NamedExpr: lambda n: [n.target, n.value],
+    ast.Lambda: lambda n: [n.args, n.body],
+    ast.If: lambda n: [n.test, *n.body, *n.orelse],
+    ast.Raise: lambda n: [child for child in (n.exc, n.cause) if child is not None],
+    ast.Slice: lambda n: [child for child in (n.lower, n.upper, n.step) if child is not None],
 }
 
 
