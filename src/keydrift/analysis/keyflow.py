@@ -553,12 +553,14 @@ class FunctionWalker(Context):
     # -- statements -----------------------------------------------------------------------
 
     def walk(self, body: Sequence[ast.stmt]) -> None:
-        lines = _statement_lines(body) if len(body) > 1 else _NO_STATEMENT_LINES
+        lines: Optional[Dict[int, ast.stmt]] = None  # made when first needed: most bodies access nothing
         accesses = self.accesses
         for statement in body:
             before = len(accesses)
             self.statement(statement)
             if len(accesses) > before:  # most statements access nothing
+                if lines is None:
+                    lines = _statement_lines(body) if len(body) > 1 else _NO_STATEMENT_LINES
                 self._note_statement(before, lines.get(id(statement), statement))
 
     def walk_suite(self, suite: Sequence[ast.stmt]) -> None:
