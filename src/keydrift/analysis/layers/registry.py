@@ -62,7 +62,11 @@ def recognize(call: ast.Call, ctx: Context, call_id: int) -> Optional[ChainInfo]
     base, links = unchain(call)
     if not links:
         return None
-    base, links = _through_module_alias(*_through_variable(base, links, ctx), ctx)
+    # (each step's first test made here: most chains are one call, which neither step changes)
+    if type(base) is ast.Name and links[0][0] in _QUERY_REFINEMENTS:
+        base, links = _through_variable(base, links, ctx)
+    if len(links) > 1:
+        base, links = _through_module_alias(base, links, ctx)
     recognizers = DISPATCH.recognizers(links)
     if not recognizers:
         return None  # most calls: no layer's names (``len(x)``, ``self.helper(y)``)
