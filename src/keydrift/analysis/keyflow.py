@@ -58,6 +58,7 @@ _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _NOTHING_TO_SCAN = frozenset({ast.Name, ast.Constant})
 # Nodes whose only child is their ``value`` (``a.b``, ``k=v``, ``*rest``, ``await x``).
 _VALUE_WRAPPERS = frozenset({ast.Attribute, ast.keyword, ast.Starred, ast.Await})
+_MEMBERSHIP = frozenset({ast.In, ast.NotIn})
 # Statements with bodies of their own (the rest are simple statements, written one after another on a line).
 _TRY_TYPES = tuple(t for t in (ast.Try, getattr(ast, "TryStar", None)) if t is not None)
 _MATCH_TYPE = getattr(ast, "Match", None)
@@ -764,7 +765,7 @@ class FunctionWalker(Context):
     def bind(self, name: str, value: ast.expr) -> None:
         evaluated = self.eval(value)
         previous = self.state.bound.get(name)
-        copy = self.copy_calls.get(id(_unwrap(value)))
+        copy = self.copy_calls.get(id(_unwrap(value))) if self.copy_calls else None
         if copy is not None:  # ``book = copy_fields(book, payload)``: the copier returns its object
             self.overwritten[name] = copy
         self.state.forget(name)
@@ -826,12 +827,14 @@ class FunctionWalker(Context):
         """The mapping a validation model is built from: ``M.model_validate(data)``,
         ``M.parse_obj(data)``, ``M(**data)``."""
         func = call.func
-        args = _call_args(call)
         if isinstance(func, ast.Attribute) and func.attr in VALIDATING_CONSTRUCTORS \
-                and self.is_validation_model(last_name(func.value)) and args and not args[0][1]:
-            return args[0][0]
-        if len(args) == 1 and args[0][1] == "**" and self.is_validation_model(last_name(func)):
-            return args[0][0]
+                and self.is_validation_model(last_name(func.value)):
+            args = _call_args(call)
+            if args and not args[0][1]:
+                return args[0][0]
+        if not call.args and len(call.keywords) == 1 and call.keywords[0].arg is None \
+                and self.is_validation_model(last_name(func)):  # the one argument a ``**`` spread
+            return call.keywords[0].value
         return None
 
     def record_source(self, value: ast.expr) -> Optional[ChainInfo]:
@@ -907,7 +910,8 @@ class FunctionWalker(Context):
         self._scan_children(node)
 
     def _scan_compare(self, node: ast.Compare) -> None:
-        self.membership_read(node)
+        if len(node.ops) == 1 and type(node.ops[0]) in _MEMBERSHIP:  # ``key in cache``
+            self.membership_read(node)
         self._scan_children(node)
 
     def _scan_comprehension(self, node: ast.expr) -> None:
@@ -1080,9 +1084,7 @@ class FunctionWalker(Context):
         return self.eval(node)
 
     def membership_read(self, node: ast.Compare) -> None:
-        """``key in cache`` reads the store."""
-        if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.In, ast.NotIn)):
-            return
+        """``key in cache`` reads the store (a comparison of one ``in`` or ``not in``)."""
         store = node.comparators[0]
         column = self.projection(store)
         if column is not None:  # ``url in done`` where done = set(Result.objects.values_list("url"))
