@@ -378,6 +378,8 @@ def concatenated_literals(node: ast.AST) -> bool:
     text = segment(node)
     if text is None:
         return False
+    if text.count('"') + text.count("'") <= 2:
+        return False  # a literal has a quote at each end: two quotes make one literal at the most
     start = getattr(tokenize, "FSTRING_START", None)  # 3.12+: an f-string is a token sequence
     end = getattr(tokenize, "FSTRING_END", None)
     depth = literals = 0
