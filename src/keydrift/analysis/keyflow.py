@@ -70,6 +70,7 @@ _MAX_RESOLVE_DEPTH = 8
 FILL_METHODS = frozenset({"append", "extend", "add", "appendleft"})
 CONTAINER_CONSTRUCTORS = frozenset({"list", "set", "dict", "deque", "defaultdict", "OrderedDict"})
 DICT_CONSTRUCTORS = frozenset({"dict", "defaultdict", "OrderedDict"})
+_UNASKED = object()  # a call not yet asked about as a runner's (``FunctionWalker._resolution``)
 # The methods whose calls ``FunctionWalker.persist`` reads (the rest write nothing).
 _PERSISTING_METHODS = frozenset(django.SAVE_METHODS | sqla.ADD_METHODS | sqla.ADD_ALL_METHODS | sqla.FLUSH_METHODS)
 
@@ -303,6 +304,8 @@ class FunctionWalker(Context):
         self.extra_mismatches: List[Mismatch] = []
         self.if_ids = itertools.count(1)
         self.bypass_writes: List[KeyAccess] = []  # keys save() derives, not derived by bulk writes
+        # the resolution of the call last summarized (``_resolution``), kept until the state changes
+        self._last_resolution: Optional[Tuple[ast.Call, State, Optional[object], Optional[object]]] = None
 
     @property
     def analysis(self) -> object:
@@ -326,14 +329,34 @@ class FunctionWalker(Context):
         analysis = self.analysis
         if analysis is None:
             return None
-        resolved = analysis.resolve(call, self)  # type: ignore[attr-defined]
+        resolved, runner = self._resolution(call, analysis)
         arguments = None
         if resolved is None:
-            runner = analysis.resolve_runner(call, self)  # type: ignore[attr-defined]
             if runner is None:
                 return None
-            resolved, arguments = runner
+            resolved, arguments = runner  # type: ignore[misc]
         return analysis.returned_value(call, resolved, self, text, arguments)  # type: ignore[attr-defined]
+
+    def _resolution(self, call: ast.Call, analysis: object, runner_too: bool = True
+                    ) -> Tuple[Optional[object], Optional[object]]:
+        """The analysis's resolution of the call (``resolve``) and, when it has none and
+        ``runner_too``, of the call as a runner's (``resolve_runner``). A call's value is read
+        right after the call is summarized (``x = f(a)``, ``return f(a)``), and resolving reads
+        only the state's bound and valued names: the last resolution is kept until the state
+        changes (``_state_changes``)."""
+        last = self._last_resolution
+        if last is not None and last[0] is call and last[1] is self.state:
+            resolved, runner = last[2], last[3]
+        else:
+            resolved, runner = analysis.resolve(call, self), _UNASKED  # type: ignore[attr-defined]
+        if resolved is None and runner is _UNASKED and runner_too:
+            runner = analysis.resolve_runner(call, self)  # type: ignore[attr-defined]
+        self._last_resolution = (call, self.state, resolved, runner)
+        return resolved, None if runner is _UNASKED else runner
+
+    def _state_changes(self) -> None:
+        """Called before the state's values or bindings change: a kept resolution may not hold."""
+        self._last_resolution = None
 
     def eval(self, node: ast.expr) -> Value:
         return self.evaluator().eval(node)
@@ -585,7 +608,9 @@ class FunctionWalker(Context):
         self.scan(node.iter)
         self.forget_target(node.target)
         if isinstance(node.target, ast.Name):
-            self.state.values[node.target.id] = self.loop_variable(node.target.id, node.iter)
+            element = self.loop_variable(node.target.id, node.iter)
+            self._state_changes()
+            self.state.values[node.target.id] = element
         rows = self.rows_of(node.iter)
         if rows is not None:
             self.bind_rows(node.target, rows, node.body, node.iter)
@@ -606,7 +631,9 @@ class FunctionWalker(Context):
             if item.optional_vars is not None:
                 self.forget_target(item.optional_vars)
                 if isinstance(item.optional_vars, ast.Name):  # with urlopen(u) as resp: resp is the result
-                    self.state.values[item.optional_vars.id] = self.eval(item.context_expr)
+                    result = self.eval(item.context_expr)
+                    self._state_changes()
+                    self.state.values[item.optional_vars.id] = result
         self.walk_suite(node.body)
 
     def _try(self, node: ast.Try) -> None:
@@ -665,6 +692,7 @@ class FunctionWalker(Context):
         if isinstance(node.target, ast.Name):
             name = node.target.id
             current = self.eval(node.target)
+            self._state_changes()
             self.state.values[name] = current.then(Step(FORMAT, "augmented assignment"), code(node))
             self.state.bound.pop(name, None)
 
@@ -704,11 +732,13 @@ class FunctionWalker(Context):
             unpacked = self.unpacked(names, value)
             for element in names:
                 self.forget_target(element)
+            self._state_changes()
             self.state.values.update(unpacked)
             self.unpack_parts(names, value)
             chain = self.record_source(value)
             if chain is not None and chain.single_record and names and isinstance(names[0], ast.Name):
                 self.state.records[names[0].id] = Record(chain.entity, {k.field: k.value for k in chain.lookups})
+                self._state_changes()
                 self.state.values.pop(names[0].id, None)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
             self.assign_field(target.value.id, target.attr, value, statement)
@@ -760,6 +790,7 @@ class FunctionWalker(Context):
         for index, target in enumerate(targets):
             if isinstance(target, ast.Name):
                 step = Step(PART, f"{last.label}[{index}]", last.node)
+                self._state_changes()
                 self.state.values[target.id] = Value(evaluated.origins, evaluated.steps[:-1] + (step,), target.id)
 
     def bind(self, name: str, value: ast.expr) -> None:
@@ -768,6 +799,7 @@ class FunctionWalker(Context):
         copy = self.copy_calls.get(id(_unwrap(value))) if self.copy_calls else None
         if copy is not None:  # ``book = copy_fields(book, payload)``: the copier returns its object
             self.overwritten[name] = copy
+        self._state_changes()
         self.state.forget(name)
         self.state.values[name] = evaluated
         if not _reaches(value, name, self.state.bound):  # ``x = [c for c in x]`` must not resolve to itself
@@ -780,6 +812,7 @@ class FunctionWalker(Context):
         chain = self.record_source(value)
         if chain is not None and chain.single_record and chain.entity:
             self.state.records[name] = Record(chain.entity, {k.field: k.value for k in chain.lookups})
+            self._state_changes()
             self.state.values.pop(name, None)
         elif isinstance(inner, ast.Call) and self._validated_mapping(inner) is not None:
             mapping = self._validated_mapping(inner)
@@ -863,6 +896,7 @@ class FunctionWalker(Context):
             self.state.instances[owner].fields[field_name] = evaluated
 
     def forget_target(self, target: ast.expr) -> None:
+        self._state_changes()
         if isinstance(target, ast.Name):
             self.state.forget(target.id)
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -964,6 +998,7 @@ class FunctionWalker(Context):
         runs with the values around it; its own parameters are unknown."""
         saved = self.state
         self.state = saved.copy()
+        self._state_changes()
         for param in parameters(node):
             self.state.forget(param.arg)
         for extra in (node.args.vararg, node.args.kwarg):
@@ -1043,8 +1078,8 @@ class FunctionWalker(Context):
         """The rows a summarized function returns (``done = audited_urls()``)."""
         if not isinstance(node, ast.Call) or self.analysis is None:
             return None
-        resolved = self.analysis.resolve(node, self)  # type: ignore[attr-defined]
-        return resolved.summary.rows if resolved is not None and resolved.deferred is None else None
+        resolved = self._resolution(node, self.analysis, runner_too=False)[0]
+        return resolved.summary.rows if resolved is not None and resolved.deferred is None else None  # type: ignore[attr-defined]
 
     def _comprehension_projection(self, comp: ast.expr) -> Optional[Tuple[str, str]]:
         """``{r.url for r in Result.objects.all()}``, ``{row[0] for row in cur.fetchall()}``."""
@@ -1111,12 +1146,10 @@ class FunctionWalker(Context):
                 self.add(kind, Key(entity, field_name, self.eval(argument)), call,
                          LOOKUP if kind == READ else STORE, next(self.call_ids), code(call), saves=kind == WRITE)
             return
-        resolved = analysis.resolve(call, self)  # type: ignore[attr-defined]
+        resolved, runner = self._resolution(call, analysis)
         arguments = None
-        if resolved is None:
-            runner = analysis.resolve_runner(call, self)  # type: ignore[attr-defined]
-            if runner is not None:
-                resolved, arguments = runner
+        if resolved is None and runner is not None:
+            resolved, arguments = runner  # type: ignore[misc]
         if resolved is not None and resolved.summary.copies:
             self.copies_in_call(call, resolved)
         if resolved is not None and resolved.summary.accesses:
@@ -1217,10 +1250,12 @@ class FunctionWalker(Context):
     @contextmanager
     def _comprehension_scope(self, comp: ast.expr) -> Iterator[None]:
         values = self.state.values
+        self._state_changes()
         saved: Dict[str, Optional[Value]] = {}
         for clause in getattr(comp, "generators", ()):
             single = clause.target.id if isinstance(clause.target, ast.Name) else None
             element = self.loop_variable(single, clause.iter) if single else None
+            self._state_changes()
             for name in _target_names(clause.target):
                 saved.setdefault(name, values.get(name))
                 values.pop(name, None)
@@ -1229,6 +1264,7 @@ class FunctionWalker(Context):
         try:
             yield
         finally:
+            self._state_changes()
             for name, value in saved.items():
                 if value is None:
                     values.pop(name, None)
