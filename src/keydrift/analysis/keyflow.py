@@ -304,8 +304,9 @@ class FunctionWalker(Context):
         self.extra_mismatches: List[Mismatch] = []
         self.if_ids = itertools.count(1)
         self.bypass_writes: List[KeyAccess] = []  # keys save() derives, not derived by bulk writes
-        # the resolution of the call last summarized (``_resolution``), kept until the state changes
-        self._last_resolution: Optional[Tuple[ast.Call, State, Optional[object], Optional[object]]] = None
+        # id(call) -> the resolutions of the calls summarized since the state last changed
+        # (``_resolution``), with the call and the state they were made in
+        self._resolutions: Dict[int, Tuple[ast.Call, State, Optional[object], object]] = {}
 
     @property
     def analysis(self) -> object:
@@ -342,21 +343,22 @@ class FunctionWalker(Context):
         """The analysis's resolution of the call (``resolve``) and, when it has none and
         ``runner_too``, of the call as a runner's (``resolve_runner``). A call's value is read
         right after the call is summarized (``x = f(a)``, ``return f(a)``), and resolving reads
-        only the state's bound and valued names: the last resolution is kept until the state
-        changes (``_state_changes``)."""
-        last = self._last_resolution
-        if last is not None and last[0] is call and last[1] is self.state:
-            resolved, runner = last[2], last[3]
+        only the state's bound and valued names: resolutions are kept until the state changes
+        (``_state_changes``)."""
+        kept = self._resolutions.get(id(call))
+        if kept is not None and kept[0] is call and kept[1] is self.state:
+            resolved, runner = kept[2], kept[3]
         else:
             resolved, runner = analysis.resolve(call, self), _UNASKED  # type: ignore[attr-defined]
         if resolved is None and runner is _UNASKED and runner_too:
             runner = analysis.resolve_runner(call, self)  # type: ignore[attr-defined]
-        self._last_resolution = (call, self.state, resolved, runner)
+        self._resolutions[id(call)] = (call, self.state, resolved, runner)
         return resolved, None if runner is _UNASKED else runner
 
     def _state_changes(self) -> None:
         """Called before the state's values or bindings change: a kept resolution may not hold."""
-        self._last_resolution = None
+        if self._resolutions:
+            self._resolutions = {}
 
     def eval(self, node: ast.expr) -> Value:
         return self.evaluator().eval(node)
