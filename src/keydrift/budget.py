@@ -24,17 +24,17 @@ class BudgetExceeded(Exception):
 
 
 _deadlines: List[float] = []
-# checks since the clock was last read; the clock (a system call) is read at every sixteenth
+# the clock (a system call) is read at every sixteenth check: checks left until the next read
 _CHECKS_PER_READ = 16
-_unread_checks = 0
+_checks_before_read = 1
 
 
 @contextmanager
 def budget(seconds: Optional[float] = None) -> Iterator[None]:
     """Nested budgets (the index summarizing an import while a file is checked) share the
     outermost deadline."""
-    global _unread_checks
-    _unread_checks = 0  # the first check of a budget reads the clock
+    global _checks_before_read
+    _checks_before_read = 1  # the first check of a budget reads the clock
     deadline = process_time() + (SECONDS_PER_FILE if seconds is None else seconds)
     _deadlines.append(min(deadline, _deadlines[-1]) if _deadlines else deadline)
     try:
@@ -44,9 +44,10 @@ def budget(seconds: Optional[float] = None) -> Iterator[None]:
 
 
 def check_budget() -> None:
-    global _unread_checks
-    if not _deadlines:
+    global _checks_before_read
+    _checks_before_read -= 1
+    if _checks_before_read:  # (a count down: asked once per statement walked)
         return
-    _unread_checks = (_unread_checks + 1) % _CHECKS_PER_READ
-    if _unread_checks == 1 and process_time() >= _deadlines[-1]:
+    _checks_before_read = _CHECKS_PER_READ
+    if _deadlines and process_time() >= _deadlines[-1]:
         raise BudgetExceeded()

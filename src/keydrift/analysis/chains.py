@@ -122,9 +122,7 @@ def unchain(node: ast.expr) -> Tuple[Optional[ast.expr], List[Link]]:
     links: List[Link] = []
     while True:  # (by exact type: ``ast`` node classes are never subclassed; asked for every call)
         kind = type(node)
-        if kind is ast.Await:
-            node = node.value  # type: ignore[attr-defined]
-        elif kind is ast.Call:
+        if kind is ast.Call:
             func = node.func  # type: ignore[attr-defined]
             func_kind = type(func)
             if func_kind is ast.Attribute:
@@ -140,6 +138,8 @@ def unchain(node: ast.expr) -> Tuple[Optional[ast.expr], List[Link]]:
         elif kind is ast.Attribute:
             links.append((node.attr, None))
             node = node.value
+        elif kind is ast.Await:
+            node = node.value  # type: ignore[attr-defined]
         else:
             links.reverse()
             return node, links

@@ -54,12 +54,11 @@ VALIDATING_CONSTRUCTORS = frozenset({"model_validate", "parse_obj", "validate", 
 # Bases of classes that validate and coerce their input rather than store it.
 VALIDATION_BASES = frozenset({"BaseModel", "BaseSettings", "RootModel", "Schema", "Struct"})
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
-_COMPREHENSION_TYPES = frozenset(_COMPREHENSIONS)
-_NEW_SCOPES = frozenset({ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 # Half the expressions ``scan`` meets: no call, subscript or comparison in them, nothing under them.
 _NOTHING_TO_SCAN = frozenset({ast.Name, ast.Constant})
 # Nodes whose only child is their ``value`` (``a.b``, ``k=v``, ``*rest``, ``await x``).
 _VALUE_WRAPPERS = frozenset({ast.Attribute, ast.keyword, ast.Starred, ast.Await})
+_MEMBERSHIP = frozenset({ast.In, ast.NotIn})
 # Statements with bodies of their own (the rest are simple statements, written one after another on a line).
 _TRY_TYPES = tuple(t for t in (ast.Try, getattr(ast, "TryStar", None)) if t is not None)
 _MATCH_TYPE = getattr(ast, "Match", None)
@@ -71,6 +70,9 @@ _MAX_RESOLVE_DEPTH = 8
 FILL_METHODS = frozenset({"append", "extend", "add", "appendleft"})
 CONTAINER_CONSTRUCTORS = frozenset({"list", "set", "dict", "deque", "defaultdict", "OrderedDict"})
 DICT_CONSTRUCTORS = frozenset({"dict", "defaultdict", "OrderedDict"})
+_UNASKED = object()  # a call not yet asked about as a runner's (``FunctionWalker._resolution``)
+# The methods whose calls ``FunctionWalker.persist`` reads (the rest write nothing).
+_PERSISTING_METHODS = frozenset(django.SAVE_METHODS | sqla.ADD_METHODS | sqla.ADD_ALL_METHODS | sqla.FLUSH_METHODS)
 
 
 @dataclass
@@ -135,8 +137,11 @@ class State:
                      {k: v.copy() for k, v in self.instances.items()}, dict(self.filled))
 
     def forget(self, name: str) -> None:
-        for table in (self.values, self.bound, self.records, self.instances, self.filled):
-            table.pop(name, None)
+        self.values.pop(name, None)
+        self.bound.pop(name, None)
+        self.records.pop(name, None)
+        self.instances.pop(name, None)
+        self.filled.pop(name, None)
 
 
 def _merged(before: dict, first: dict, second: dict) -> dict:
@@ -149,8 +154,11 @@ def _merged(before: dict, first: dict, second: dict) -> dict:
 
 
 def merge_states(before: State, first: State, second: State) -> State:
-    merged = State(*(_merged(getattr(before, f), getattr(first, f), getattr(second, f))
-                     for f in ("values", "bound", "records", "instances", "filled")))
+    merged = State(_merged(before.values, first.values, second.values),
+                   _merged(before.bound, first.bound, second.bound),
+                   _merged(before.records, first.records, second.records),
+                   _merged(before.instances, first.instances, second.instances),
+                   _merged(before.filled, first.filled, second.filled))
     _drop_cycles(merged.bound, before.bound)
     return merged
 
@@ -182,7 +190,15 @@ def _reaches(value: ast.expr, name: str, bound: Dict[str, ast.expr]) -> bool:
 def _names_used(value: ast.expr) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     """The variables an expression uses and the parameters of the lambdas in it; once per
     expression of the module (every binding is searched again at each later binding)."""
+    kind = type(value)
+    if kind is ast.Name:  # (a name or a literal is answered without the memo)
+        return frozenset((value.id,)), _NO_NAMES  # type: ignore[attr-defined]
+    if kind is ast.Constant:
+        return _NO_NAMES, _NO_NAMES
     return per_node("keyflow.names", value, _names_in)
+
+
+_NO_NAMES: FrozenSet[str] = frozenset()
 
 
 def _names_in(value: ast.AST) -> Tuple[FrozenSet[str], FrozenSet[str]]:
@@ -193,8 +209,12 @@ def _names_in(value: ast.AST) -> Tuple[FrozenSet[str], FrozenSet[str]]:
         kind = type(node)
         if kind is ast.Name:
             names.add(node.id)  # type: ignore[attr-defined]
-        elif kind is ast.Attribute:
+        elif kind is ast.Attribute or kind is ast.keyword:
             stack.append(node.value)  # type: ignore[attr-defined]
+        elif kind is ast.Call:  # (the order of the children does not matter here)
+            stack.append(node.func)  # type: ignore[attr-defined]
+            stack += node.args  # type: ignore[attr-defined]
+            stack += node.keywords  # type: ignore[attr-defined]
         elif kind is not ast.Constant:
             if kind is ast.arg:
                 lambda_parameters.add(node.arg)  # type: ignore[attr-defined]
@@ -284,6 +304,9 @@ class FunctionWalker(Context):
         self.extra_mismatches: List[Mismatch] = []
         self.if_ids = itertools.count(1)
         self.bypass_writes: List[KeyAccess] = []  # keys save() derives, not derived by bulk writes
+        # id(call) -> the resolutions of the calls summarized since the state last changed
+        # (``_resolution``), with the call and the state they were made in
+        self._resolutions: Dict[int, Tuple[ast.Call, State, Optional[object], object]] = {}
 
     @property
     def analysis(self) -> object:
@@ -307,14 +330,35 @@ class FunctionWalker(Context):
         analysis = self.analysis
         if analysis is None:
             return None
-        resolved = analysis.resolve(call, self)  # type: ignore[attr-defined]
+        resolved, runner = self._resolution(call, analysis)
         arguments = None
         if resolved is None:
-            runner = analysis.resolve_runner(call, self)  # type: ignore[attr-defined]
             if runner is None:
                 return None
-            resolved, arguments = runner
+            resolved, arguments = runner  # type: ignore[misc]
         return analysis.returned_value(call, resolved, self, text, arguments)  # type: ignore[attr-defined]
+
+    def _resolution(self, call: ast.Call, analysis: object, runner_too: bool = True
+                    ) -> Tuple[Optional[object], Optional[object]]:
+        """The analysis's resolution of the call (``resolve``) and, when it has none and
+        ``runner_too``, of the call as a runner's (``resolve_runner``). A call's value is read
+        right after the call is summarized (``x = f(a)``, ``return f(a)``), and resolving reads
+        only the state's bound and valued names: resolutions are kept until the state changes
+        (``_state_changes``)."""
+        kept = self._resolutions.get(id(call))
+        if kept is not None and kept[0] is call and kept[1] is self.state:
+            resolved, runner = kept[2], kept[3]
+        else:
+            resolved, runner = analysis.resolve(call, self), _UNASKED  # type: ignore[attr-defined]
+        if resolved is None and runner is _UNASKED and runner_too:
+            runner = analysis.resolve_runner(call, self)  # type: ignore[attr-defined]
+        self._resolutions[id(call)] = (call, self.state, resolved, runner)
+        return resolved, None if runner is _UNASKED else runner
+
+    def _state_changes(self) -> None:
+        """Called before the state's values or bindings change: a kept resolution may not hold."""
+        if self._resolutions:
+            self._resolutions = {}
 
     def eval(self, node: ast.expr) -> Value:
         return self.evaluator().eval(node)
@@ -392,6 +436,8 @@ class FunctionWalker(Context):
         return None
 
     def resolve(self, node: ast.expr) -> ast.expr:
+        if type(node) is not ast.Name and type(node) is not ast.Call:
+            return node  # (only a name or a container's ``values()`` stands for another expression)
         for _ in range(_MAX_RESOLVE_DEPTH):
             node = self._filled_container(node)
             if not isinstance(node, ast.Name):
@@ -533,12 +579,14 @@ class FunctionWalker(Context):
     # -- statements -----------------------------------------------------------------------
 
     def walk(self, body: Sequence[ast.stmt]) -> None:
-        lines = _statement_lines(body) if len(body) > 1 else _NO_STATEMENT_LINES
+        lines: Optional[Dict[int, ast.stmt]] = None  # made when first needed: most bodies access nothing
         accesses = self.accesses
         for statement in body:
             before = len(accesses)
             self.statement(statement)
             if len(accesses) > before:  # most statements access nothing
+                if lines is None:
+                    lines = _statement_lines(body) if len(body) > 1 else _NO_STATEMENT_LINES
                 self._note_statement(before, lines.get(id(statement), statement))
 
     def walk_suite(self, suite: Sequence[ast.stmt]) -> None:
@@ -553,11 +601,7 @@ class FunctionWalker(Context):
 
     def statement(self, node: ast.stmt) -> None:
         check_budget()
-        read = _STATEMENT_READERS.get(type(node))  # by type: most statements are simple ones
-        if read is not None:
-            read(self, node)
-        elif type(node) not in _DEFINITION_TYPES:
-            self.small_statement(node)
+        _STATEMENT_READERS.get(type(node), FunctionWalker.small_statement)(self, node)
 
     def _if(self, node: ast.If) -> None:
         self.branches(node.test, node.body, node.orelse, node.col_offset)
@@ -566,7 +610,9 @@ class FunctionWalker(Context):
         self.scan(node.iter)
         self.forget_target(node.target)
         if isinstance(node.target, ast.Name):
-            self.state.values[node.target.id] = self.loop_variable(node.target.id, node.iter)
+            element = self.loop_variable(node.target.id, node.iter)
+            self._state_changes()
+            self.state.values[node.target.id] = element
         rows = self.rows_of(node.iter)
         if rows is not None:
             self.bind_rows(node.target, rows, node.body, node.iter)
@@ -587,7 +633,9 @@ class FunctionWalker(Context):
             if item.optional_vars is not None:
                 self.forget_target(item.optional_vars)
                 if isinstance(item.optional_vars, ast.Name):  # with urlopen(u) as resp: resp is the result
-                    self.state.values[item.optional_vars.id] = self.eval(item.context_expr)
+                    result = self.eval(item.context_expr)
+                    self._state_changes()
+                    self.state.values[item.optional_vars.id] = result
         self.walk_suite(node.body)
 
     def _try(self, node: ast.Try) -> None:
@@ -629,34 +677,54 @@ class FunctionWalker(Context):
             access = self.accesses[index]
             self.accesses[index] = replace(access, arms=(arm,) + access.arms)
 
+    def _assignment(self, node: ast.Assign) -> None:
+        value = node.value
+        if type(value) not in _NOTHING_TO_SCAN:
+            self.scan(value)
+        for target in node.targets:
+            self.assign(target, value, node)
+
+    def _annotated_assignment(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.scan(node.value)
+            self.assign(node.target, node.value, node)
+
+    def _augmented_assignment(self, node: ast.AugAssign) -> None:
+        self.scan(node.value)
+        if isinstance(node.target, ast.Name):
+            name = node.target.id
+            current = self.eval(node.target)
+            self._state_changes()
+            self.state.values[name] = current.then(Step(FORMAT, "augmented assignment"), code(node))
+            self.state.bound.pop(name, None)
+
+    def _expression_statement(self, node: ast.Expr) -> None:
+        value = node.value
+        if type(value) not in _NOTHING_TO_SCAN:
+            self.scan(value)
+        if type(value) is ast.Call:
+            self.fill(value)
+
+    def _return(self, node: ast.Return) -> None:
+        value = node.value
+        if value is not None:
+            if type(value) not in _NOTHING_TO_SCAN:
+                self.scan(value)
+            self.returns.append(self.eval(value))
+            self.returned_rows.append(self.rows_of(value))
+
     def small_statement(self, node: ast.stmt) -> None:
-        kind = type(node)
-        if kind is ast.Assign:
-            self.scan(node.value)  # type: ignore[attr-defined]
-            for target in node.targets:  # type: ignore[attr-defined]
-                self.assign(target, node.value, node)  # type: ignore[attr-defined]
-        elif kind is ast.AnnAssign:
-            if node.value is not None:  # type: ignore[attr-defined]
-                self.scan(node.value)  # type: ignore[attr-defined]
-                self.assign(node.target, node.value, node)  # type: ignore[attr-defined]
-        elif kind is ast.AugAssign:
-            self.scan(node.value)  # type: ignore[attr-defined]
-            if isinstance(node.target, ast.Name):  # type: ignore[attr-defined]
-                name = node.target.id  # type: ignore[attr-defined]
-                current = self.eval(node.target)  # type: ignore[attr-defined]
-                self.state.values[name] = current.then(Step(FORMAT, "augmented assignment"), code(node))
-                self.state.bound.pop(name, None)
-        else:
-            # ``raise E from cause``: the cause is context for the traceback, not a key; not scanned
-            cause = node.cause if kind is ast.Raise else None  # type: ignore[attr-defined]
-            for child in child_nodes(node):
-                if type(child) not in _NOTHING_TO_SCAN and isinstance(child, ast.expr) and child is not cause:
-                    self.scan(child)
-            if kind is ast.Expr and type(node.value) is ast.Call:  # type: ignore[attr-defined]
-                self.fill(node.value)  # type: ignore[attr-defined]
-            if kind is ast.Return and node.value is not None:  # type: ignore[attr-defined]
-                self.returns.append(self.eval(node.value))
-                self.returned_rows.append(self.rows_of(node.value))
+        """The simple statements without a reader of their own (``assert``, ``raise``, ``del``):
+        the calls in their expressions."""
+        # ``raise E from cause``: the cause is context for the traceback, not a key; not scanned
+        cause = node.cause if type(node) is ast.Raise else None  # type: ignore[attr-defined]
+        for child in child_nodes(node):
+            if type(child) not in _NOTHING_TO_SCAN and isinstance(child, ast.expr) and child is not cause:
+                self.scan(child)
+
+    def _read_nothing(self, node: ast.AST) -> None:
+        """A statement or expression that holds nothing to read here (``import``, ``pass``, a
+        name, a literal), or a nested function or class, walked on its own."""
 
     def assign(self, target: ast.expr, value: ast.expr, statement: ast.stmt) -> None:
         if isinstance(target, ast.Name):
@@ -666,11 +734,13 @@ class FunctionWalker(Context):
             unpacked = self.unpacked(names, value)
             for element in names:
                 self.forget_target(element)
+            self._state_changes()
             self.state.values.update(unpacked)
             self.unpack_parts(names, value)
             chain = self.record_source(value)
             if chain is not None and chain.single_record and names and isinstance(names[0], ast.Name):
                 self.state.records[names[0].id] = Record(chain.entity, {k.field: k.value for k in chain.lookups})
+                self._state_changes()
                 self.state.values.pop(names[0].id, None)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
             self.assign_field(target.value.id, target.attr, value, statement)
@@ -722,14 +792,16 @@ class FunctionWalker(Context):
         for index, target in enumerate(targets):
             if isinstance(target, ast.Name):
                 step = Step(PART, f"{last.label}[{index}]", last.node)
+                self._state_changes()
                 self.state.values[target.id] = Value(evaluated.origins, evaluated.steps[:-1] + (step,), target.id)
 
     def bind(self, name: str, value: ast.expr) -> None:
         evaluated = self.eval(value)
         previous = self.state.bound.get(name)
-        copy = self.copy_calls.get(id(_unwrap(value)))
+        copy = self.copy_calls.get(id(_unwrap(value))) if self.copy_calls else None
         if copy is not None:  # ``book = copy_fields(book, payload)``: the copier returns its object
             self.overwritten[name] = copy
+        self._state_changes()
         self.state.forget(name)
         self.state.values[name] = evaluated
         if not _reaches(value, name, self.state.bound):  # ``x = [c for c in x]`` must not resolve to itself
@@ -742,6 +814,7 @@ class FunctionWalker(Context):
         chain = self.record_source(value)
         if chain is not None and chain.single_record and chain.entity:
             self.state.records[name] = Record(chain.entity, {k.field: k.value for k in chain.lookups})
+            self._state_changes()
             self.state.values.pop(name, None)
         elif isinstance(inner, ast.Call) and self._validated_mapping(inner) is not None:
             mapping = self._validated_mapping(inner)
@@ -789,12 +862,14 @@ class FunctionWalker(Context):
         """The mapping a validation model is built from: ``M.model_validate(data)``,
         ``M.parse_obj(data)``, ``M(**data)``."""
         func = call.func
-        args = _call_args(call)
         if isinstance(func, ast.Attribute) and func.attr in VALIDATING_CONSTRUCTORS \
-                and self.is_validation_model(last_name(func.value)) and args and not args[0][1]:
-            return args[0][0]
-        if len(args) == 1 and args[0][1] == "**" and self.is_validation_model(last_name(func)):
-            return args[0][0]
+                and self.is_validation_model(last_name(func.value)):
+            args = _call_args(call)
+            if args and not args[0][1]:
+                return args[0][0]
+        if not call.args and len(call.keywords) == 1 and call.keywords[0].arg is None \
+                and self.is_validation_model(last_name(func)):  # the one argument a ``**`` spread
+            return call.keywords[0].value
         return None
 
     def record_source(self, value: ast.expr) -> Optional[ChainInfo]:
@@ -823,6 +898,7 @@ class FunctionWalker(Context):
             self.state.instances[owner].fields[field_name] = evaluated
 
     def forget_target(self, target: ast.expr) -> None:
+        self._state_changes()
         if isinstance(target, ast.Name):
             self.state.forget(target.id)
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -835,38 +911,48 @@ class FunctionWalker(Context):
 
     def scan(self, node: ast.AST) -> None:
         """Find the database calls in an expression and report their accesses."""
-        node_type = type(node)
-        if node_type in _NOTHING_TO_SCAN:
+        read = _EXPRESSION_READERS.get(type(node))  # by type: one look-up, most nodes need no reader
+        if read is None:
+            self._scan_children(node)
+        else:
+            read(self, node)
+
+    def _scan_call(self, node: ast.Call) -> None:
+        if id(node) in self.consumed:  # a link of a chain recognized from its outermost call
+            self._scan_children(node)
             return
-        if node_type is ast.Lambda:
-            self.lambda_body(node)  # type: ignore[arg-type]
+        info = self.configured_table_call(node) if self.config.tables else None
+        if info is None:
+            info = recognize(node, self, next(self.call_ids))
+        if info is None:
+            self.call_summary(node)
+            func = node.func
+            if type(func) is ast.Attribute:  # (only method calls persist or copy: ``obj.save()``)
+                if func.attr in _PERSISTING_METHODS:
+                    self.persist(node)
+                if func.attr == "update":  # ``obj.__dict__.update(data)``
+                    copied = update_copy(node)
+                    if copied is not None:
+                        self.note_copy(copied)
+            self._scan_children(node)
             return
-        if node_type in _NEW_SCOPES:
-            return
-        if node_type is ast.Subscript:
-            self.store_read(node)  # type: ignore[arg-type]
-        elif node_type is ast.Compare:
-            self.membership_read(node)  # type: ignore[arg-type]
-        recognized: Optional[ChainInfo] = None
-        if node_type is ast.Call and id(node) not in self.consumed:
-            info = self.configured_table_call(node) or recognize(node, self, next(self.call_ids))  # type: ignore[arg-type]
-            if info is not None:
-                self.consumed |= info.calls
-                self.chains[id(node)] = info
-                recognized = info
-            else:
-                self.call_summary(node)  # type: ignore[arg-type]
-                self.persist(node)  # type: ignore[arg-type]
-                copied = update_copy(node)  # type: ignore[arg-type]
-                if copied is not None:
-                    self.note_copy(copied)
-        if node_type in _COMPREHENSION_TYPES:
-            with self._comprehension_scope(node):  # type: ignore[arg-type]
-                self._scan_children(node)
-            return
+        self.consumed |= info.calls
+        self.chains[id(node)] = info
         self._scan_children(node)
-        if recognized is not None:  # after the arguments: a subquery in them is known by then
-            self.note_rows(node, recognized)  # type: ignore[arg-type]
+        self.note_rows(node, info)  # after the arguments: a subquery in them is known by then
+
+    def _scan_subscript(self, node: ast.Subscript) -> None:
+        self.store_read(node)
+        self._scan_children(node)
+
+    def _scan_compare(self, node: ast.Compare) -> None:
+        if len(node.ops) == 1 and type(node.ops[0]) in _MEMBERSHIP:  # ``key in cache``
+            self.membership_read(node)
+        self._scan_children(node)
+
+    def _scan_comprehension(self, node: ast.expr) -> None:
+        with self._comprehension_scope(node):
+            self._scan_children(node)
 
     def _scan_children(self, node: ast.AST) -> None:
         """``scan`` each child in source order, without the call for names and literals (half
@@ -882,8 +968,12 @@ class FunctionWalker(Context):
             while child_type in _VALUE_WRAPPERS:
                 child = child.value  # type: ignore[attr-defined]
                 child_type = type(child)
-            if child_type not in _NOTHING_TO_SCAN:
-                self.scan(child)
+            if child_type not in _NOTHING_TO_SCAN:  # (``scan`` inlined: a look-up per child)
+                read = _EXPRESSION_READERS.get(child_type)
+                if read is None:
+                    self._scan_children(child)
+                else:
+                    read(self, child)
 
     def configured_table_call(self, call: ast.Call) -> Optional[ChainInfo]:
         """A call of a ``[tool.keydrift] tables`` helper: its table and dicts where configured."""
@@ -910,6 +1000,7 @@ class FunctionWalker(Context):
         runs with the values around it; its own parameters are unknown."""
         saved = self.state
         self.state = saved.copy()
+        self._state_changes()
         for param in parameters(node):
             self.state.forget(param.arg)
         for extra in (node.args.vararg, node.args.kwarg):
@@ -989,8 +1080,8 @@ class FunctionWalker(Context):
         """The rows a summarized function returns (``done = audited_urls()``)."""
         if not isinstance(node, ast.Call) or self.analysis is None:
             return None
-        resolved = self.analysis.resolve(node, self)  # type: ignore[attr-defined]
-        return resolved.summary.rows if resolved is not None and resolved.deferred is None else None
+        resolved = self._resolution(node, self.analysis, runner_too=False)[0]
+        return resolved.summary.rows if resolved is not None and resolved.deferred is None else None  # type: ignore[attr-defined]
 
     def _comprehension_projection(self, comp: ast.expr) -> Optional[Tuple[str, str]]:
         """``{r.url for r in Result.objects.all()}``, ``{row[0] for row in cur.fetchall()}``."""
@@ -1030,9 +1121,7 @@ class FunctionWalker(Context):
         return self.eval(node)
 
     def membership_read(self, node: ast.Compare) -> None:
-        """``key in cache`` reads the store."""
-        if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.In, ast.NotIn)):
-            return
+        """``key in cache`` reads the store (a comparison of one ``in`` or ``not in``)."""
         store = node.comparators[0]
         column = self.projection(store)
         if column is not None:  # ``url in done`` where done = set(Result.objects.values_list("url"))
@@ -1059,12 +1148,10 @@ class FunctionWalker(Context):
                 self.add(kind, Key(entity, field_name, self.eval(argument)), call,
                          LOOKUP if kind == READ else STORE, next(self.call_ids), code(call), saves=kind == WRITE)
             return
-        resolved = analysis.resolve(call, self)  # type: ignore[attr-defined]
+        resolved, runner = self._resolution(call, analysis)
         arguments = None
-        if resolved is None:
-            runner = analysis.resolve_runner(call, self)  # type: ignore[attr-defined]
-            if runner is not None:
-                resolved, arguments = runner
+        if resolved is None and runner is not None:
+            resolved, arguments = runner  # type: ignore[misc]
         if resolved is not None and resolved.summary.copies:
             self.copies_in_call(call, resolved)
         if resolved is not None and resolved.summary.accesses:
@@ -1165,10 +1252,12 @@ class FunctionWalker(Context):
     @contextmanager
     def _comprehension_scope(self, comp: ast.expr) -> Iterator[None]:
         values = self.state.values
+        self._state_changes()
         saved: Dict[str, Optional[Value]] = {}
         for clause in getattr(comp, "generators", ()):
             single = clause.target.id if isinstance(clause.target, ast.Name) else None
             element = self.loop_variable(single, clause.iter) if single else None
+            self._state_changes()
             for name in _target_names(clause.target):
                 saved.setdefault(name, values.get(name))
                 values.pop(name, None)
@@ -1177,6 +1266,7 @@ class FunctionWalker(Context):
         try:
             yield
         finally:
+            self._state_changes()
             for name, value in saved.items():
                 if value is None:
                     values.pop(name, None)
@@ -1184,16 +1274,29 @@ class FunctionWalker(Context):
                     values[name] = value
 
 
-# How ``FunctionWalker.statement`` reads each compound statement (by its type: the walker meets
-# every statement, so one look-up instead of a chain of ``isinstance`` tests).
+# How ``FunctionWalker.statement`` reads each statement (by its type: the walker meets every
+# statement, so one look-up instead of a chain of ``isinstance`` tests); the rest are simple
+# statements read by ``small_statement``. Definitions are walked on their own, and ``import``,
+# ``pass`` or ``global`` hold no expression.
 _STATEMENT_READERS = {
     ast.If: FunctionWalker._if, ast.While: FunctionWalker._while,
     **{kind: FunctionWalker._loop for kind in LOOP_TYPES},
     **{kind: FunctionWalker._with for kind in WITH_TYPES},
     **{kind: FunctionWalker._try for kind in _TRY_TYPES},
     **({_MATCH_TYPE: FunctionWalker._match} if _MATCH_TYPE is not None else {}),
+    ast.Assign: FunctionWalker._assignment, ast.AnnAssign: FunctionWalker._annotated_assignment,
+    ast.AugAssign: FunctionWalker._augmented_assignment, ast.Expr: FunctionWalker._expression_statement,
+    ast.Return: FunctionWalker._return,
+    **{kind: FunctionWalker._read_nothing for kind in (*_DEFINITIONS, ast.Import, ast.ImportFrom, ast.Pass,
+                                                      ast.Break, ast.Continue, ast.Global, ast.Nonlocal)},
 }
-_DEFINITION_TYPES = frozenset(_DEFINITIONS)
+# How ``FunctionWalker.scan`` reads the expressions that need more than a scan of their children.
+_EXPRESSION_READERS = {
+    ast.Call: FunctionWalker._scan_call, ast.Subscript: FunctionWalker._scan_subscript,
+    ast.Compare: FunctionWalker._scan_compare, ast.Lambda: FunctionWalker.lambda_body,
+    **{kind: FunctionWalker._scan_comprehension for kind in _COMPREHENSIONS},
+    **{kind: FunctionWalker._read_nothing for kind in (*_NOTHING_TO_SCAN, *_DEFINITIONS)},
+}
 
 
 def _row_uses(target: ast.expr, rows: RowSource, scope: Sequence[ast.AST]

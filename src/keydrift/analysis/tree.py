@@ -9,9 +9,10 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
+from collections import defaultdict
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Any, Callable, DefaultDict, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, TypeVar, Union
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -29,7 +30,7 @@ _SOURCE: ContextVar[Optional["_Source"]] = ContextVar("keydrift_source", default
 
 class _Source(NamedTuple):
     lines: Sequence[str]
-    memos: Dict[str, Dict[int, Tuple[ast.AST, Any]]]
+    memos: DefaultDict[str, Dict[int, Tuple[ast.AST, Any]]]  # a memo made when first asked for
 
 
 # Fields that never hold a child worth visiting: operator and context leaves, and names,
@@ -61,10 +62,23 @@ def child_nodes(node: ast.AST) -> List[ast.AST]:
     Operator and context leaves (``_LEAF_TYPES``) live only in skipped fields (``ctx``, ``op``,
     ``ops``), so no child needs that test."""
     kind = type(node)
+    read = _CHILD_READERS.get(kind)
+    if read is None:
+        return _children_in_fields(node, kind)
+    if read is _no_children:  # names and literals: most nodes a traversal meets
+        return []
+    try:
+        return read(node)
+    except AttributeError:  # a node made by hand without all its fields (a parsed one has them)
+        return _children_in_fields(node, kind)
+
+
+def _children_in_fields(node: ast.AST, kind: type) -> List[ast.AST]:
+    """``child_nodes`` read field by field, for any node type."""
     fields = _CHILD_FIELDS.get(kind)
     if fields is None:
         fields = child_fields(kind)
-    if not fields:  # names, constants, ``pass``: most nodes a traversal meets
+    if not fields:
         return []
     children: List[ast.AST] = []
     for name in fields:
@@ -81,6 +95,54 @@ def child_nodes(node: ast.AST) -> List[ast.AST]:
         elif isinstance(value, ast.AST):
             children.append(value)
     return children
+
+
+def _no_children(node: ast.AST) -> List[ast.AST]:
+    return []
+
+
+
+def _value_child(node: Any) -> List[ast.AST]:
+    return [node.value]
+
+
+def _optional_value_child(node: Any) -> List[ast.AST]:
+    return [] if node.value is None else [node.value]
+
+
+# ``child_nodes`` of the node types met most, each read by its fields as ``ast`` declares them
+# (the same in every Python version keydrift runs on) instead of by a loop over the fields: an
+# optional field (``?``) is left out when None, a list field (``*``) holds nodes only.
+_CHILD_READERS: Dict[type, Callable[[Any], List[ast.AST]]] = {
+    ast.Name: _no_children, ast.Constant: _no_children, ast.Pass: _no_children, ast.Break: _no_children,
+    ast.Continue: _no_children, ast.alias: _no_children,
+    ast.Attribute: _value_child, ast.keyword: _value_child, ast.Starred: _value_child, ast.Await: _value_child,
+    ast.Expr: _value_child, ast.Return: _optional_value_child,
+    ast.Call: lambda n: [n.func, *n.args, *n.keywords],
+    ast.Subscript: lambda n: [n.value, n.slice],
+    ast.Compare: lambda n: [n.left, *n.comparators],
+    ast.BinOp: lambda n: [n.left, n.right],
+    ast.UnaryOp: lambda n: [n.operand],
+    ast.BoolOp: lambda n: [*n.values],
+    ast.JoinedStr: lambda n: [*n.values],
+    ast.FormattedValue: lambda n: [n.value] if n.format_spec is None else [n.value, n.format_spec],
+    ast.Tuple: lambda n: [*n.elts], ast.List: lambda n: [*n.elts], ast.Set: lambda n: [*n.elts],
+    ast.IfExp: lambda n: [n.test, n.body, n.orelse],
+    ast.comprehension: lambda n: [n.target, n.iter, *n.ifs],
+    ast.arg: lambda n: [] if n.annotation is None else [n.annotation],
+    ast.Assign: lambda n: [*n.targets, n.value],
+    ast.Assert: lambda n: [n.test] if n.msg is None else [n.test, n.msg],
+    ast.Import: lambda n: [*n.names], ast.ImportFrom: lambda n: [*n.names],
+    ast.ListComp: lambda n: [n.elt, *n.generators], ast.SetComp: lambda n: [n.elt, *n.generators],
+    ast.GeneratorExp: lambda n: [n.elt, *n.generators],
+    ast.DictComp: lambda n: [n.key, n.value, *n.generators],
+    ast.Yield: _optional_value_child, ast.YieldFrom: _value_child,
+    ast.NamedExpr: lambda n: [n.target, n.value],
+    ast.Lambda: lambda n: [n.args, n.body],
+    ast.If: lambda n: [n.test, *n.body, *n.orelse],
+    ast.Raise: lambda n: [child for child in (n.exc, n.cause) if child is not None],
+    ast.Slice: lambda n: [child for child in (n.lower, n.upper, n.step) if child is not None],
+}
 
 
 # Node types one of whose list fields may hold something other than a node.
@@ -247,7 +309,7 @@ def parameter_names(function: Union[FunctionNode, ast.Lambda]) -> Tuple[str, ...
 def source_lines(lines: Sequence[str]) -> Iterator[None]:
     """Make the module's lines (as ``str.splitlines(keepends=True)`` gives them, or without line
     ends) the source ``segment`` reads while the module is analyzed; nests per module."""
-    token = _SOURCE.set(_Source(lines, {}))
+    token = _SOURCE.set(_Source(lines, defaultdict(dict)))
     try:
         yield
     finally:
@@ -265,24 +327,14 @@ def node_memo(name: str) -> Optional[Dict[int, Tuple[ast.AST, Any]]]:
     from them (by the node's id, the node kept beside its answer so the id is not reused while
     the cache lives), thrown away with them when ``source_lines`` ends; None outside it."""
     source = _SOURCE.get()
-    if source is None:
-        return None
-    found = source.memos.get(name)
-    if found is None:
-        found = source.memos[name] = {}
-    return found
+    return None if source is None else source.memos[name]
 
 
 def lines_and_memo(name: str) -> Tuple[Optional[Sequence[str]], Optional[Dict[int, Tuple[ast.AST, Any]]]]:
     """``current_source_lines()`` and ``node_memo(name)`` at once (a reader of source text asks
     for both for every node it reads)."""
     source = _SOURCE.get()
-    if source is None:
-        return None, None
-    found = source.memos.get(name)
-    if found is None:
-        found = source.memos[name] = {}
-    return source.lines, found
+    return (None, None) if source is None else (source.lines, source.memos[name])
 
 
 _Derived = TypeVar("_Derived")
@@ -326,6 +378,8 @@ def concatenated_literals(node: ast.AST) -> bool:
     text = segment(node)
     if text is None:
         return False
+    if text.count('"') + text.count("'") <= 2:
+        return False  # a literal has a quote at each end: two quotes make one literal at the most
     start = getattr(tokenize, "FSTRING_START", None)  # 3.12+: an f-string is a token sequence
     end = getattr(tokenize, "FSTRING_END", None)
     depth = literals = 0

@@ -16,7 +16,7 @@ without a route is asked about every chain. Adding a layer: one module in this p
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from keydrift.analysis.chains import (
     STOP,
@@ -62,7 +62,11 @@ def recognize(call: ast.Call, ctx: Context, call_id: int) -> Optional[ChainInfo]
     base, links = unchain(call)
     if not links:
         return None
-    base, links = _through_module_alias(*_through_variable(base, links, ctx), ctx)
+    # (each step's first test made here: most chains are one call, which neither step changes)
+    if type(base) is ast.Name and links[0][0] in _QUERY_REFINEMENTS:
+        base, links = _through_variable(base, links, ctx)
+    if len(links) > 1:
+        base, links = _through_module_alias(base, links, ctx)
     recognizers = DISPATCH.recognizers(links)
     if not recognizers:
         return None  # most calls: no layer's names (``len(x)``, ``self.helper(y)``)
@@ -98,6 +102,25 @@ class Dispatch:
     def __init__(self, layers: Sequence[Layer]) -> None:
         self.layers = tuple(layers)
         self._remembered: Dict[Tuple[str, str, str], Tuple[Recognizer, ...]] = {}
+        # The routes turned around, layer ``i`` as bit ``1 << i``: for each of the three names
+        # (first link, first call, last link), the layers that list a name and those that test
+        # its shape; and the layers asked about every chain. Most triples are new (a call of a
+        # name not called before), and one look-up per name replaces a test per layer.
+        self._unrouted = 0
+        self._listing: Tuple[Dict[str, int], ...] = ({}, {}, {})
+        self._shapes: Tuple[List[Tuple[int, Callable[[str], bool]]], ...] = ([], [], [])
+        for index, layer in enumerate(self.layers):
+            bit = 1 << index
+            if layer.route is None:
+                self._unrouted |= bit
+                continue
+            route = layer.route
+            for place, names in enumerate((route.first, route.first_call, route.last)):
+                for name in names.listed:
+                    self._listing[place][name] = self._listing[place].get(name, 0) | bit
+                if names.shape is not None:
+                    self._shapes[place].append((bit, names.shape))
+        self._by_layers: Dict[int, Tuple[Recognizer, ...]] = {}
 
     def recognizers(self, links: Sequence[Link]) -> Tuple[Recognizer, ...]:
         first_call = ""
@@ -114,9 +137,18 @@ class Dispatch:
         return found
 
     def _select(self, first: str, first_call: str, last: str) -> Tuple[Recognizer, ...]:
-        asked = [layer for layer in self.layers if layer.route is None or layer.route.admits(first, first_call, last)]
-        return tuple(recognizer for stage in PASSES for layer in asked
-                     if (recognizer := getattr(layer, stage)) is not None)
+        asked = self._unrouted
+        for place, name in enumerate((first, first_call, last)):
+            asked |= self._listing[place].get(name, 0)
+            for bit, shape in self._shapes[place]:
+                if not asked & bit and shape(name):  # (a layer admitted already is not tested again)
+                    asked |= bit
+        found = self._by_layers.get(asked)
+        if found is None:
+            chosen = [layer for index, layer in enumerate(self.layers) if asked & 1 << index]
+            found = self._by_layers[asked] = tuple(recognizer for stage in PASSES for layer in chosen
+                                                   if (recognizer := getattr(layer, stage)) is not None)
+        return found
 
 
 DISPATCH = Dispatch(LAYERS)
@@ -158,9 +190,10 @@ def _through_module_alias(base: Optional[ast.expr], links: List[Link],
     if base is None and len(links) > 2 and links[0][0] in django.USER_MODEL_GETTERS \
             and links[0][1] is not None and is_manager(links[1][0]):
         return ast.Name(id=ctx.user_model(), ctx=ast.Load()), links[1:]
-    if not isinstance(base, ast.Name) or is_model_name(base.id) or base.id in ("self", "cls"):
+    # (the tests of the links first: most chains are one call, ``self.helper(x)``)
+    if len(links) < 2 or links[0][1] is not None or type(base) is not ast.Name:
         return base, links
-    if len(links) < 2 or links[0][1] is not None or not is_model_name(links[0][0]):
+    if is_model_name(base.id) or base.id in ("self", "cls") or not is_model_name(links[0][0]):
         return base, links
     follower, follower_call = links[1]
     if is_manager(follower) or (follower_call is not None and follower in classes.MODEL_CLASS_METHODS):
