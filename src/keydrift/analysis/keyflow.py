@@ -70,7 +70,6 @@ _MAX_RESOLVE_DEPTH = 8
 FILL_METHODS = frozenset({"append", "extend", "add", "appendleft"})
 CONTAINER_CONSTRUCTORS = frozenset({"list", "set", "dict", "deque", "defaultdict", "OrderedDict"})
 DICT_CONSTRUCTORS = frozenset({"dict", "defaultdict", "OrderedDict"})
-_UNASKED = object()  # a call not yet asked about as a runner's (``FunctionWalker._resolution``)
 # The methods whose calls ``FunctionWalker.persist`` reads (the rest write nothing).
 _PERSISTING_METHODS = frozenset(django.SAVE_METHODS | sqla.ADD_METHODS | sqla.ADD_ALL_METHODS | sqla.FLUSH_METHODS)
 
@@ -304,9 +303,6 @@ class FunctionWalker(Context):
         self.extra_mismatches: List[Mismatch] = []
         self.if_ids = itertools.count(1)
         self.bypass_writes: List[KeyAccess] = []  # keys save() derives, not derived by bulk writes
-        # id(call) -> the resolutions of the calls summarized since the state last changed
-        # (``_resolution``), with the call and the state they were made in
-        self._resolutions: Dict[int, Tuple[ast.Call, State, Optional[object], object]] = {}
 
     @property
     def analysis(self) -> object:
@@ -330,35 +326,14 @@ class FunctionWalker(Context):
         analysis = self.analysis
         if analysis is None:
             return None
-        resolved, runner = self._resolution(call, analysis)
+        resolved = analysis.resolve(call, self)  # type: ignore[attr-defined]
         arguments = None
         if resolved is None:
+            runner = analysis.resolve_runner(call, self)  # type: ignore[attr-defined]
             if runner is None:
                 return None
-            resolved, arguments = runner  # type: ignore[misc]
+            resolved, arguments = runner
         return analysis.returned_value(call, resolved, self, text, arguments)  # type: ignore[attr-defined]
-
-    def _resolution(self, call: ast.Call, analysis: object, runner_too: bool = True
-                    ) -> Tuple[Optional[object], Optional[object]]:
-        """The analysis's resolution of the call (``resolve``) and, when it has none and
-        ``runner_too``, of the call as a runner's (``resolve_runner``). A call's value is read
-        right after the call is summarized (``x = f(a)``, ``return f(a)``), and resolving reads
-        only the state's bound and valued names: resolutions are kept until the state changes
-        (``_state_changes``)."""
-        kept = self._resolutions.get(id(call))
-        if kept is not None and kept[0] is call and kept[1] is self.state:
-            resolved, runner = kept[2], kept[3]
-        else:
-            resolved, runner = analysis.resolve(call, self), _UNASKED  # type: ignore[attr-defined]
-        if resolved is None and runner is _UNASKED and runner_too:
-            runner = analysis.resolve_runner(call, self)  # type: ignore[attr-defined]
-        self._resolutions[id(call)] = (call, self.state, resolved, runner)
-        return resolved, None if runner is _UNASKED else runner
-
-    def _state_changes(self) -> None:
-        """Called before the state's values or bindings change: a kept resolution may not hold."""
-        if self._resolutions:
-            self._resolutions = {}
 
     def eval(self, node: ast.expr) -> Value:
         return self.evaluator().eval(node)
@@ -610,9 +585,7 @@ class FunctionWalker(Context):
         self.scan(node.iter)
         self.forget_target(node.target)
         if isinstance(node.target, ast.Name):
-            element = self.loop_variable(node.target.id, node.iter)
-            self._state_changes()
-            self.state.values[node.target.id] = element
+            self.state.values[node.target.id] = self.loop_variable(node.target.id, node.iter)
         rows = self.rows_of(node.iter)
         if rows is not None:
             self.bind_rows(node.target, rows, node.body, node.iter)
@@ -633,9 +606,7 @@ class FunctionWalker(Context):
             if item.optional_vars is not None:
                 self.forget_target(item.optional_vars)
                 if isinstance(item.optional_vars, ast.Name):  # with urlopen(u) as resp: resp is the result
-                    result = self.eval(item.context_expr)
-                    self._state_changes()
-                    self.state.values[item.optional_vars.id] = result
+                    self.state.values[item.optional_vars.id] = self.eval(item.context_expr)
         self.walk_suite(node.body)
 
     def _try(self, node: ast.Try) -> None:
@@ -694,7 +665,6 @@ class FunctionWalker(Context):
         if isinstance(node.target, ast.Name):
             name = node.target.id
             current = self.eval(node.target)
-            self._state_changes()
             self.state.values[name] = current.then(Step(FORMAT, "augmented assignment"), code(node))
             self.state.bound.pop(name, None)
 
@@ -734,13 +704,11 @@ class FunctionWalker(Context):
             unpacked = self.unpacked(names, value)
             for element in names:
                 self.forget_target(element)
-            self._state_changes()
             self.state.values.update(unpacked)
             self.unpack_parts(names, value)
             chain = self.record_source(value)
             if chain is not None and chain.single_record and names and isinstance(names[0], ast.Name):
                 self.state.records[names[0].id] = Record(chain.entity, {k.field: k.value for k in chain.lookups})
-                self._state_changes()
                 self.state.values.pop(names[0].id, None)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
             self.assign_field(target.value.id, target.attr, value, statement)
@@ -792,7 +760,6 @@ class FunctionWalker(Context):
         for index, target in enumerate(targets):
             if isinstance(target, ast.Name):
                 step = Step(PART, f"{last.label}[{index}]", last.node)
-                self._state_changes()
                 self.state.values[target.id] = Value(evaluated.origins, evaluated.steps[:-1] + (step,), target.id)
 
     def bind(self, name: str, value: ast.expr) -> None:
@@ -801,7 +768,6 @@ class FunctionWalker(Context):
         copy = self.copy_calls.get(id(_unwrap(value))) if self.copy_calls else None
         if copy is not None:  # ``book = copy_fields(book, payload)``: the copier returns its object
             self.overwritten[name] = copy
-        self._state_changes()
         self.state.forget(name)
         self.state.values[name] = evaluated
         if not _reaches(value, name, self.state.bound):  # ``x = [c for c in x]`` must not resolve to itself
@@ -814,7 +780,6 @@ class FunctionWalker(Context):
         chain = self.record_source(value)
         if chain is not None and chain.single_record and chain.entity:
             self.state.records[name] = Record(chain.entity, {k.field: k.value for k in chain.lookups})
-            self._state_changes()
             self.state.values.pop(name, None)
         elif isinstance(inner, ast.Call) and self._validated_mapping(inner) is not None:
             mapping = self._validated_mapping(inner)
@@ -898,7 +863,6 @@ class FunctionWalker(Context):
             self.state.instances[owner].fields[field_name] = evaluated
 
     def forget_target(self, target: ast.expr) -> None:
-        self._state_changes()
         if isinstance(target, ast.Name):
             self.state.forget(target.id)
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -1000,7 +964,6 @@ class FunctionWalker(Context):
         runs with the values around it; its own parameters are unknown."""
         saved = self.state
         self.state = saved.copy()
-        self._state_changes()
         for param in parameters(node):
             self.state.forget(param.arg)
         for extra in (node.args.vararg, node.args.kwarg):
@@ -1080,8 +1043,8 @@ class FunctionWalker(Context):
         """The rows a summarized function returns (``done = audited_urls()``)."""
         if not isinstance(node, ast.Call) or self.analysis is None:
             return None
-        resolved = self._resolution(node, self.analysis, runner_too=False)[0]
-        return resolved.summary.rows if resolved is not None and resolved.deferred is None else None  # type: ignore[attr-defined]
+        resolved = self.analysis.resolve(node, self)  # type: ignore[attr-defined]
+        return resolved.summary.rows if resolved is not None and resolved.deferred is None else None
 
     def _comprehension_projection(self, comp: ast.expr) -> Optional[Tuple[str, str]]:
         """``{r.url for r in Result.objects.all()}``, ``{row[0] for row in cur.fetchall()}``."""
@@ -1148,10 +1111,12 @@ class FunctionWalker(Context):
                 self.add(kind, Key(entity, field_name, self.eval(argument)), call,
                          LOOKUP if kind == READ else STORE, next(self.call_ids), code(call), saves=kind == WRITE)
             return
-        resolved, runner = self._resolution(call, analysis)
+        resolved = analysis.resolve(call, self)  # type: ignore[attr-defined]
         arguments = None
-        if resolved is None and runner is not None:
-            resolved, arguments = runner  # type: ignore[misc]
+        if resolved is None:
+            runner = analysis.resolve_runner(call, self)  # type: ignore[attr-defined]
+            if runner is not None:
+                resolved, arguments = runner
         if resolved is not None and resolved.summary.copies:
             self.copies_in_call(call, resolved)
         if resolved is not None and resolved.summary.accesses:
@@ -1252,12 +1217,10 @@ class FunctionWalker(Context):
     @contextmanager
     def _comprehension_scope(self, comp: ast.expr) -> Iterator[None]:
         values = self.state.values
-        self._state_changes()
         saved: Dict[str, Optional[Value]] = {}
         for clause in getattr(comp, "generators", ()):
             single = clause.target.id if isinstance(clause.target, ast.Name) else None
             element = self.loop_variable(single, clause.iter) if single else None
-            self._state_changes()
             for name in _target_names(clause.target):
                 saved.setdefault(name, values.get(name))
                 values.pop(name, None)
@@ -1266,7 +1229,6 @@ class FunctionWalker(Context):
         try:
             yield
         finally:
-            self._state_changes()
             for name, value in saved.items():
                 if value is None:
                     values.pop(name, None)
