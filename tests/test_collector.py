@@ -168,6 +168,28 @@ def test_a_check_run_frees_cycles_once_it_grew(tmp_path, monkeypatch):
     assert len(freed) >= 2  # each cycle left before the last file is freed by the next one
 
 
+
+def test_a_host_that_froze_objects_of_its_own_keeps_them_frozen(tmp_path, monkeypatch):
+    """A run in a process whose host froze objects (a server's start-up, frozen before it
+    forks) freezes nothing: unfreezing what it froze at the end would unfreeze the host's too."""
+    from keydrift.cli import main
+
+    monkeypatch.setattr(collector, "GROWTH_KIB", 0)
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.py").write_text("x = 1\n")
+    gc.enable()
+    gc.freeze()
+    try:
+        assert gc.get_freeze_count() > 0
+        called = []
+        monkeypatch.setattr(gc, "freeze", lambda: called.append("freeze"))
+        monkeypatch.setattr(gc, "unfreeze", lambda: called.append("unfreeze"))
+        assert main(["check", "--no-cache", "-q", "-j", "1", str(tmp_path)]) == 0
+        assert called == [] and gc.get_freeze_count() > 0 and gc.isenabled()
+    finally:
+        monkeypatch.undo()
+        gc.unfreeze()
+
 def test_a_run_that_ends_its_process_leaves_collection_off(tmp_path, monkeypatch):
     """``keydrift check`` from the command line exits right after the run: collection stays off
     (switched on, it would traverse all the run made just before exit discards it)."""

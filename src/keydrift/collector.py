@@ -32,9 +32,10 @@ Each full collection of a run freezes what survived it (``gc.freeze``): mostly t
 to the end of the run, which the next collections then pass over instead of traversing it again.
 Only cyclic garbage is at stake (what keydrift makes is freed by reference counting): a cycle
 alive at a collection and dropped later waits for the end of the run, when a process that goes on
-unfreezes it. Collector time, small corpus, ``flake8 --select F,KD -j 2`` from an empty cache:
-1.01-1.04 -> 0.81-0.87 s of the workers' CPU; full corpus, ``keydrift check -j 2``: 1.36 -> 1.08 s,
-same peak RSS.
+unfreezes it. A host that froze objects of its own keeps them frozen: the run freezes nothing
+there (unfreezing would give the host's back to the collector). Collector time, small corpus,
+``flake8 --select F,KD -j 2`` from an empty cache: 1.01-1.04 -> 0.81-0.87 s of the workers' CPU;
+full corpus, ``keydrift check -j 2``: 1.36 -> 1.08 s, same peak RSS.
 
 A host that tuned its collector (a higher threshold, or collection off) is left alone. A
 process that exits right after its run (``keydrift check`` from the command line:
@@ -58,6 +59,9 @@ GROWTH_KIB = 64 * 1024
 _by_growth = False
 _ending_after_run = False  # the process exits when the run ends: nothing is left to collect for
 _collected_at: Optional[int] = None  # the peak at the last collection of this process, KiB
+# whether the run freezes the survivors of its collections: not where the host froze objects of
+# its own (a server that froze its start-up before forking), which unfreezing would give back
+_freezing = False
 
 
 def collect_less_often() -> None:
@@ -81,18 +85,18 @@ def collecting_by_growth() -> Iterator[None]:
     off, a full one from ``between_files`` when memory grew; as it was after (a caller that runs
     keydrift's command in its own process, a test, keeps its collector). Where the peak
     cannot be read, or collection is off already, nothing changes."""
-    global _by_growth, _collected_at
+    global _by_growth
     if not gc.isenabled() or _peak_kib() is None:
         yield
         return
-    gc.disable()
-    _by_growth, _collected_at = True, None
+    _pace_by_growth()
     try:
         yield
     finally:
         _by_growth = False
         if not _ending_after_run:
-            gc.unfreeze()  # a process that goes on collects what the run froze again
+            if _freezing:
+                gc.unfreeze()  # a process that goes on collects what the run froze again
             gc.enable()
 
 
@@ -101,11 +105,17 @@ def collecting_by_growth_from_now() -> None:
     process that ends when its host's run does (a flake8 worker). Left alone where collection
     is off, the host chose a higher first threshold than ``collect_less_often``'s, or the peak
     cannot be read."""
-    global _by_growth, _collected_at
     if not gc.isenabled() or not 0 < gc.get_threshold()[0] <= YOUNG_THRESHOLD or _peak_kib() is None:
         return
+    _pace_by_growth()
+
+
+def _pace_by_growth() -> None:
+    """Automatic collection off, growth counted from the next file, survivors frozen unless the
+    host froze objects of its own."""
+    global _by_growth, _collected_at, _freezing
     gc.disable()
-    _by_growth, _collected_at = True, None
+    _by_growth, _collected_at, _freezing = True, None, gc.get_freeze_count() == 0
 
 
 def between_files() -> None:
@@ -121,8 +131,8 @@ def between_files() -> None:
         _collected_at = peak
     elif peak - _collected_at >= GROWTH_KIB:
         gc.collect()
-        # what survived is mostly the index, kept to the end: the next collections pass it over
-        gc.freeze()
+        if _freezing:  # what survived is mostly the index, kept to the end: the next collections pass it over
+            gc.freeze()
         _collected_at = _peak_kib() or peak
 
 
