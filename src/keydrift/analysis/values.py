@@ -76,12 +76,8 @@ def _code_from(lines: Sequence[str], node: ast.AST) -> str:
         return known[1]
     span = _own_span(lines, node)
     if span is None:
-        if known is None:  # not rendered yet: as ``_render`` renders it, the memo looked up once
-            text = _rendered(node, lines, renders)
-            if renders is not None:
-                renders[id(node)] = (node, text)
-        else:
-            text = None  # rendered before: a shape not rendered, or a part in parentheses
+        # rendered before as None: a shape not rendered, or a part in parentheses
+        text = _render(node, lines, renders) if known is None else None
         if text is not None:
             return text
         text = _text_between(lines, _start(node), _end(node))
