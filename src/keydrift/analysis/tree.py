@@ -101,7 +101,6 @@ def _no_children(node: ast.AST) -> List[ast.AST]:
     return []
 
 
-
 def _value_child(node: Any) -> List[ast.AST]:
     return [node.value]
 
@@ -299,8 +298,6 @@ def parameters(function: Union[FunctionNode, ast.Lambda]) -> List[ast.arg]:
 
 def parameter_names(function: Union[FunctionNode, ast.Lambda]) -> Tuple[str, ...]:
     return tuple(p.arg for p in parameters(function))
-
-
 
 
 # -- source text ------------------------------------------------------------------------------
