@@ -193,11 +193,17 @@ def check_files(files: Sequence[str], run_config: Config, args: argparse.Namespa
     """Every file's findings, sorted (so the output is the same for any --jobs); a progress
     line on a terminal for long runs. What the results cache holds is read here, so an
     unchanged run, or one with a few edits, starts no process pool."""
+    from keydrift.projectwide import registry_with_a_helper
+
     findings: List[Finding] = []
-    with one_look():  # the tree as it is now: each file many results depend on is looked at once
+    # the tree as it is now: each file many results depend on is looked at once; a registry
+    # assembled by this process alone is shared with a helper unless one job was asked for
+    with one_look(), registry_with_a_helper((args.jobs or os.cpu_count() or 1) > 1):
         pending = _check_cached_files(files, run_config, args, findings)
         progress = Progress(None if args.quiet else sys.stderr, len(pending))
         jobs = _jobs(args, pending)
+        if jobs == 1:
+            _start_registry_helper(pending, run_config, args)
         try:
             if jobs > 1:
                 findings.extend(_check_in_parallel(pending, run_config, args, jobs, progress))
@@ -264,6 +270,17 @@ def _confirmed(undecided: Dict[str, Tuple[bytes, Config]], findings: List[Findin
             confirmed.add(path)
             findings.extend(_reported(found.findings, data, config))
     return confirmed
+
+
+def _start_registry_helper(files: Sequence[str], run_config: Config, args: argparse.Namespace) -> None:
+    """Files checked one after the other, of one project: the helper that shares the project's
+    registry with this process starts on it now, while they are checked."""
+    from keydrift.projectwide import start_helper
+
+    configs = {config.root: config for config in (_checked_config(path, run_config, args)
+                                                  for path in files if path != STDIN) if config is not None}
+    if len(configs) == 1:
+        start_helper(files, next(iter(configs.values())))
 
 
 def _project_findings(files: Sequence[str], run_config: Config, args: argparse.Namespace) -> List[Finding]:

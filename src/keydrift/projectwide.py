@@ -13,6 +13,7 @@ flake8 workers can share the entry.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from contextlib import contextmanager
@@ -28,6 +29,7 @@ from keydrift.config import is_excluded
 from keydrift.deepstack import call_with_deep_stack
 from keydrift.diskcache import CACHE_DIRECTORY, DiskCache, code_fingerprint, digest, file_digest
 from keydrift.files import is_inside, skip_directory, walk
+from keydrift.forkhelp import SharedWork, shared_with_a_helper
 from keydrift.timing import stage
 from keydrift.results import dependencies_hold, fix_from_json, fix_to_json, stale_modules
 from keydrift.types import Config, Finding, Location
@@ -235,7 +237,8 @@ def project_findings(config: Config, fresh: bool = True, path_hint: str = "",
         contributions: Dict[str, dict] = {}
         with stage("registry"):
             try:
-                found = call_with_deep_stack(lambda: _build(state, config, check, stored, contributions))
+                found = call_with_deep_stack(
+                    lambda: _build(state, config, check, stored, contributions, _STARTED.pop(memo_key, None)))
             except Exception:  # noqa: BLE001 - a bug in the registry must not stop the run
                 found, contributions = {}, {}
         cache.store("m" + key, _stored_form(contributions))
@@ -245,6 +248,7 @@ def project_findings(config: Config, fresh: bool = True, path_hint: str = "",
 
 
 def forget() -> None:
+    stop_helpers()
     _MEMO.clear()
     _OFFERED.clear()
     _METHODS.clear()
@@ -273,14 +277,15 @@ def _regular(path: str) -> bool:
 
 
 def _build(state: Dict[str, str], config: Config, check: Optional[Checker], stored: Dict[str, dict],
-           contributions: Dict[str, dict]) -> Dict[str, List[Finding]]:
+           contributions: Dict[str, dict], started: Optional["_Started"] = None) -> Dict[str, List[Finding]]:
     """The registry's findings; ``contributions`` gets each module's (see ``_contribution``),
-    and ``stored`` ones still valid are used instead of asking the index again."""
+    and ``stored`` ones still valid are used instead of asking the index again. ``started``:
+    the helper ``start_helper`` started for this registry."""
     from keydrift.analysis.project import project_index
 
     files = list(state)
     project = project_index(config, use_cache=config.cache)
-    keys_of = _keys_of_modules(project, state, config, check, stored, contributions)
+    keys_of = _keys_of_modules(project, state, config, check, stored, contributions, started)
     partitions: Dict[str, list] = {}
     for path in files:  # in the walk's order, whichever process analyzed which module
         keys = keys_of.get(path)
@@ -296,7 +301,8 @@ def _build(state: Dict[str, str], config: Config, check: Optional[Checker], stor
 
 
 def _keys_of_modules(project: object, state: Dict[str, str], config: Config, check: Optional[Checker],
-                     stored: Dict[str, dict], contributions: Dict[str, dict]) -> Dict[str, object]:
+                     stored: Dict[str, dict], contributions: Dict[str, dict],
+                     started: Optional["_Started"] = None) -> Dict[str, object]:
     """Each module's registry facts: its stored contribution while nothing it was decided from
     has changed (a touched file replaces its own, and its importers'), else asked of the index.
     With ``check``, processes assembling the same registry at the same time split the modules:
@@ -305,6 +311,8 @@ def _keys_of_modules(project: object, state: Dict[str, str], config: Config, che
     directory = project.cache.directory if check is not None else None  # type: ignore[attr-defined]
     methods = _methods_of(project)
     offered = _OFFERED.get(_memo_key(config), {})
+    if check is None and (_HELPER_ALLOWED or started is not None):
+        return _keys_with_a_helper(project, state, config, stored, contributions, offered, methods, started)
     shared = _SharedContributions(project.cache, config, methods) if directory is not None else None  # type: ignore[attr-defined]
     keys_of: Dict[str, object] = {}
     claimed_elsewhere = []
@@ -327,6 +335,174 @@ def _keys_of_modules(project: object, state: Dict[str, str], config: Config, che
         kept = shared.made(path, state[path]) if shared else None
         contributions[path], keys_of[path] = kept or _contribution(project, path, state[path], config, methods)
     return keys_of
+
+
+def _keys_with_a_helper(project: object, state: Dict[str, str], config: Config, stored: Dict[str, dict],
+                        contributions: Dict[str, dict], offered: Dict[str, dict], methods: "_MethodsFingerprint",
+                        started: Optional["_Started"]) -> Dict[str, object]:
+    """``_keys_of_modules`` for a process assembling the registry alone (a CLI run of fewer files
+    than start its workers, such as one file's check): the modules to analyze are shared with
+    a forked helper (``forkhelp.shared_with_a_helper``) that goes through them from the other
+    end of the list. ``started``: the helper ``start_helper`` started before the run's files
+    were checked (else one is started here, with what this process has analyzed so far). The
+    contributions are the same whichever process makes them; a module the helper did not
+    send is made here."""
+    keys_of: Dict[str, object] = {}
+    pending = []
+    for path, file_hash in state.items():
+        kept = _offered(offered.get(path), file_hash) or _still_valid(stored.get(path), file_hash, methods, path, config)
+        if kept is not None:
+            contributions[path], keys_of[path] = kept
+        else:
+            pending.append((path, file_hash))
+    if started is None and len(pending) >= _HELPED_FROM:
+        started = _start(project, pending, config, methods)
+    if started is None:
+        for path, file_hash in pending:
+            project.moving_to(path)  # type: ignore[attr-defined]
+            contributions[path], keys_of[path] = _contribution(project, path, file_hash, config, methods)
+        return keys_of
+    try:
+        _share_with(started, project, pending, config, methods, contributions, keys_of)
+    finally:
+        started.work.cancel()  # a helper never waits on a pipe no one reads (after a failure here)
+    return keys_of
+
+
+def _share_with(started: "_Started", project: object, pending: List[Tuple[str, str]], config: Config,
+                methods: "_MethodsFingerprint", contributions: Dict[str, dict], keys_of: Dict[str, object]) -> None:
+    """The pending modules' contributions, made here from the front of the helper's list (the
+    ones not on it first: the checked files, whose analyses are kept) or sent by the helper."""
+    wanted = set(pending)
+    if not any(item in wanted for item in started.items):
+        return  # nothing of the helper's is needed any more (the caller stops it)
+    shared = set(started.items)
+    for path, file_hash in pending:
+        if (path, file_hash) not in shared:
+            project.moving_to(path)  # type: ignore[attr-defined]
+            contributions[path], keys_of[path] = _contribution(project, path, file_hash, config, methods)
+    for number, item in enumerate(started.items):
+        if item in wanted and item[0] not in keys_of:
+            if not started.work.take(number):
+                break
+            project.moving_to(item[0])  # type: ignore[attr-defined]
+            contributions[item[0]], keys_of[item[0]] = _contribution(project, item[0], item[1], config, methods)
+    made = started.work.collect()
+    for path, file_hash in pending:
+        if path in keys_of:
+            continue
+        text = made.get((path, file_hash))
+        try:
+            kept = _with_keys(json.loads(text)) if isinstance(text, str) else None
+        except (KeyError, TypeError, ValueError, AttributeError):
+            kept = None
+        if kept is None:
+            project.moving_to(path)  # type: ignore[attr-defined]
+            kept = _contribution(project, path, file_hash, config, methods)
+        contributions[path], keys_of[path] = kept
+
+
+class _Started:
+    """A helper sharing a registry's modules with this process: the modules, in the order the
+    two go through them (``forkhelp.SharedWork``)."""
+
+    def __init__(self, items: List[Tuple[str, str]], work: SharedWork) -> None:
+        self.items = items
+        self.work = work
+
+
+def _start(project: object, items: List[Tuple[str, str]], config: Config,
+           methods: "_MethodsFingerprint") -> Optional[_Started]:
+    def made_there(item: Tuple[str, str]) -> Optional[str]:
+        """The contribution as JSON text (its terms are ``str`` enums, which marshal refuses)."""
+        try:
+            return call_with_deep_stack(lambda: _portable(project, item, config, methods))
+        except Exception:  # noqa: BLE001 - made again by the parent, where a failure is handled as before
+            return None
+
+    work = shared_with_a_helper(items, made_there)
+    return None if work is None else _Started(items, work)
+
+
+def _portable(project: object, item: Tuple[str, str], config: Config, methods: "_MethodsFingerprint") -> str:
+    from keydrift.analysis.registry import keys_to_json
+
+    project.moving_to(item[0])  # type: ignore[attr-defined]
+    record, keys = _contribution(project, item[0], item[1], config, methods, portable=bool(config.cache))
+    return json.dumps(record if config.cache else {"keys": None if keys is None else keys_to_json(keys)})
+
+
+# Helpers ``start_helper`` started, by the registry's memo key (``project_findings``'s), until
+# the registry takes its own or the run stops them (``stop_helpers``).
+_STARTED: Dict[str, _Started] = {}
+
+
+def start_helper(paths: Sequence[str], config: Config) -> None:
+    """Before a CLI run checks a few files of one project alone (fewer than start its workers),
+    start the helper that will assemble the project's registry with this process: it makes
+    the contributions of the project's other modules, from the end of the list, while this
+    process checks the files; this one joins it from the front when it needs the registry.
+    Nothing is started outside ``registry_with_a_helper``, for a project whose stored findings
+    still hold, or for fewer than ``_HELPED_FROM`` modules to analyze. A registry that turns
+    out not to be needed (no checked file has a use a registry rule reports at) leaves its
+    helper to ``stop_helpers``."""
+    from keydrift.analysis.project import project_index
+
+    wanted = [p for p in paths if p not in ("-", "stdin") and p.endswith(".py")]
+    if not _HELPER_ALLOWED or not wanted or not registry_selected(config):
+        return
+    checked = {_absolute(p, config) for p in wanted}
+    root = os.path.abspath(config.root or ".")
+    hint = min(checked)
+    only = _distribution(hint, root) if not config.cache else None
+    if only is not None and any(_distribution(p, root) != only for p in checked):
+        return  # files of several distributions: their registries are assembled one by one
+    memo_key = _memo_key(config) if only is None else f"{_memo_key(config)}\0{only}"
+    if memo_key in _MEMO or memo_key in _STARTED:
+        return
+    state = {path: file_digest(path) or "" for path in _in_distribution(_project_files(root, config), root, only)}
+    cache = DiskCache(os.path.join(root, CACHE_DIRECTORY) if config.cache else None)
+    if _load(cache.load(_entry_key(config)), state) is not None:
+        return
+    stored = _stored_contributions(cache.load("m" + _entry_key(config))) if config.cache else {}
+    project = project_index(config, use_cache=config.cache)
+    methods = _methods_of(project)
+    # the checked files' contributions are this process's: their analyses are kept from their checks
+    pending = [(path, file_hash) for path, file_hash in state.items()
+               if path not in checked and _still_valid(stored.get(path), file_hash, methods, path, config) is None]
+    if len(pending) >= _HELPED_FROM:
+        started = _start(project, pending, config, methods)
+        if started is not None:
+            _STARTED[memo_key] = started
+
+
+def stop_helpers() -> None:
+    """Stop the helpers whose registries were not needed."""
+    while _STARTED:
+        _STARTED.popitem()[1].work.cancel()
+
+
+# A registry assembled alone shares its modules with a helper process from this many modules
+# to analyze (fewer cost less than starting it), and only inside ``registry_with_a_helper``.
+_HELPED_FROM = 16
+_HELPER_ALLOWED: List[bool] = []
+
+
+@contextmanager
+def registry_with_a_helper(allowed: bool = True) -> Iterator[None]:
+    """Inside the block (when ``allowed``: the CLI, unless run with one job), a registry this
+    process assembles alone shares the modules' analyses with a forked helper; the flake8
+    plugin's workers share them between themselves (``_claimed``), and the editor server, a
+    long-lived process, forks nothing. Helpers still running at its end are stopped."""
+    if allowed:
+        _HELPER_ALLOWED.append(True)
+    try:
+        yield
+    finally:
+        if allowed:
+            _HELPER_ALLOWED.pop()
+        if not _HELPER_ALLOWED:
+            stop_helpers()
 
 
 def _own_order(modules: List[Tuple[str, str]], shared: bool) -> List[Tuple[str, str]]:

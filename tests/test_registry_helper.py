@@ -1,0 +1,191 @@
+"""A registry assembled by one process (a CLI check of a few files) shares the modules' analyses
+with a forked helper: the findings are the same as one process alone makes them, whatever the
+helper does (fails, is not needed, is refused by ``-j 1``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from keydrift import forkhelp, projectwide
+from keydrift.analysis.project import forget_indexes
+from keydrift.projectwide import forget
+from tests.test_registry import MODELS, RESET  # a model lowercasing on save; a lookup as typed (KD108)
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the helper is a forked process")
+
+# modules that store and look up the email in other ways, each its own contribution
+SIGNUP = '''\
+from club.models import Member
+
+
+def signup_{n}(request):
+    Member.objects.create(email=request.POST["email"].strip())
+'''
+
+LOOKUP = '''\
+from club.models import Member
+
+
+def find_{n}(request):
+    return Member.objects.get(email=request.GET["email"].lower())
+'''
+
+
+@pytest.fixture()
+def project(tmp_path, monkeypatch):
+    forget()
+    forget_indexes()
+    monkeypatch.chdir(tmp_path)
+    club = tmp_path / "club"
+    club.mkdir()
+    (club / "__init__.py").write_text("")
+    (club / "models.py").write_text(MODELS)
+    (club / "reset.py").write_text(RESET)
+    for number in range(12):
+        (club / f"signup{number}.py").write_text(SIGNUP.format(n=number))
+        (club / f"lookup{number}.py").write_text(LOOKUP.format(n=number))
+    yield tmp_path
+    forget()
+    forget_indexes()
+
+
+def _report(capsys, *args: str) -> list:
+    from keydrift.cli import main
+
+    forget()
+    forget_indexes()
+    main(["check", "-q", "--exit-zero", "--format", "json", *args])
+    return sorted((f["path"], f["line"], f["code"], f["message"]) for f in json.loads(capsys.readouterr().out)["findings"])
+
+
+def _shares(monkeypatch) -> list:
+    """The helpers started from now on: [items, values the helper sent]."""
+    started = []
+    real = projectwide.shared_with_a_helper
+
+    def recorded(items, make):
+        work = real(items, make)
+        if work is not None:
+            entry = [list(items), None]
+            started.append(entry)
+            collect = work.collect
+
+            def collected():
+                entry[1] = collect()
+                return entry[1]
+            work.collect = collected
+        return work
+
+    monkeypatch.setattr(projectwide, "shared_with_a_helper", recorded)
+    return started
+
+
+@pytest.mark.parametrize("cache", [[], ["--no-cache"]])
+def test_a_one_file_check_shares_the_registry_with_a_helper_and_reports_the_same(project, capsys, monkeypatch, cache):
+    alone = _report(capsys, "-j", "1", *cache, "club/reset.py")
+    assert [(path, line, code) for path, line, code, _ in alone] == [("club/reset.py", 5, "KD108")]
+    if (project / ".keydrift_cache").exists():
+        shutil.rmtree(project / ".keydrift_cache")
+    started = _shares(monkeypatch)
+    assert _report(capsys, "-j", "2", *cache, "club/reset.py") == alone
+    assert len(started) == 1
+    items, sent = started[0]
+    # every module but the checked one, for the helper to start on while the file is checked
+    assert len(items) == 26 and str(project / "club" / "reset.py") not in [path for path, _ in items]
+    assert sent, "the helper made some of the modules"
+    assert all(isinstance(value, str) for value in sent.values())
+
+
+def test_what_the_helper_made_is_stored_and_used_by_the_next_run(project, capsys, monkeypatch):
+    first = _report(capsys, "-j", "2", "club/reset.py")
+    asked = []
+    real = projectwide._module_keys
+    monkeypatch.setattr(projectwide, "_module_keys",
+                        lambda index, path, *a, **k: asked.append(os.path.basename(path)) or real(index, path, *a, **k))
+    (project / "club" / "lookup3.py").write_text(LOOKUP.format(n=3) + "# edited\n")
+    assert _report(capsys, "-j", "2", "club/reset.py") == first
+    # the edited module, and the checked one (whether it may hold a registry finding): every
+    # other contribution was stored, those the helper made included
+    assert sorted(asked) == ["lookup3.py", "reset.py"]
+
+
+def test_a_helper_that_fails_leaves_its_modules_to_this_process(project, capsys, monkeypatch):
+    alone = _report(capsys, "-j", "1", "--no-cache", "club/reset.py")
+    monkeypatch.setattr(projectwide, "_portable", lambda *args: 1 / 0)
+    started = _shares(monkeypatch)
+    assert _report(capsys, "-j", "2", "--no-cache", "club/reset.py") == alone
+    assert started and started[0][1] and set(started[0][1].values()) == {None}  # made here again
+
+
+def test_one_job_starts_no_helper(project, capsys, monkeypatch):
+    started = _shares(monkeypatch)
+    _report(capsys, "-j", "1", "--no-cache", "club/reset.py")
+    assert started == []
+
+
+def test_a_helper_whose_registry_is_not_needed_is_stopped(project, capsys, monkeypatch):
+    """The models module has no use a registry rule reports at: the registry is never
+    assembled, and the helper started for it is stopped at the end of the run."""
+    started = _shares(monkeypatch)
+    cancelled = []
+    real_cancel = forkhelp.SharedWork.cancel
+    monkeypatch.setattr(forkhelp.SharedWork, "cancel", lambda work: cancelled.append(work) or real_cancel(work))
+    assert _report(capsys, "-j", "2", "--no-cache", "club/models.py") == []
+    assert len(started) == 1 and len(cancelled) == 1 and not projectwide._STARTED
+
+
+def test_too_few_modules_start_no_helper(project, capsys, monkeypatch):
+    for path in (project / "club").glob("lookup*.py"):
+        path.unlink()
+    started = _shares(monkeypatch)
+    assert [code for _, _, code, _ in _report(capsys, "-j", "2", "--no-cache", "club/reset.py")] == ["KD108"]
+    assert started == []  # 13 other modules: fewer than _HELPED_FROM
+
+
+# -- the shared list itself ------------------------------------------------------------------
+
+def test_this_process_and_the_helper_make_every_item_between_them():
+    items = [f"item{number}" for number in range(60)]
+    work = forkhelp.shared_with_a_helper(items, lambda item: item.upper())
+    here = {}
+    for number, item in enumerate(items):
+        if not work.take(number):
+            break
+        here[item] = item.upper()
+    there = work.collect()
+    assert set(here) | set(there) == set(items)
+    assert all(value == item.upper() for item, value in there.items())
+    # the helper's are the end of the list, this process's its start (one may be made by both)
+    assert len(set(here) & set(there)) <= 1
+    assert all(items.index(item) >= len(items) - len(there) for item in there)
+
+
+def test_a_failed_helper_sends_nothing_and_its_items_can_be_made_here():
+    items = ["a", "b", "c"]
+    work = forkhelp.shared_with_a_helper(items, lambda item: 1 / 0)
+    assert work.collect() == {}
+    assert forkhelp.shared_with_a_helper([], str) is None
+
+
+def test_a_cancelled_helper_is_killed_not_waited_for(tmp_path):
+    started, finished = tmp_path / "started", tmp_path / "finished"
+
+    def slow(item):
+        started.write_text(item)
+        import time
+        time.sleep(30)
+        finished.write_text(item)
+        return item
+
+    work = forkhelp.shared_with_a_helper(["only"], slow)
+    while not started.exists():
+        os.sched_yield()
+    work.cancel()
+    assert not finished.exists()  # killed in its sleep: a wait would have let it finish
+    assert work.collect() == {}
+    work.cancel()  # once is enough; again does nothing
