@@ -243,24 +243,36 @@ def test_a_file_edited_between_two_serial_runs_in_one_process_is_read_again(proj
 PARENT_BEFORE_FORKING = textwrap.dedent("""\
     import os, sys
     import keydrift.flake8_plugin as plugin
+    from keydrift.analysis import receivers
 
-    plugin._parallel_run = lambda: ("a.py", "b.py")  # as when flake8's run_parallel forks a worker
+    plugin._parallel_run = lambda: tuple(sys.argv[1:])  # as when flake8's run_parallel forks a worker
     plugin._import_the_analysis_before_forking()
     if os.fork() == 0:
         os._exit(0)
     os.wait()
-    print("keydrift.engine" in sys.modules, "sqlglot" in sys.modules)
+    print("keydrift.engine" in sys.modules, "sqlglot" in sys.modules,
+          sorted(os.path.relpath(root) for root in receivers._METHOD_INDEXES))
 """)
 
 
-@pytest.mark.parametrize("cache_folder, imported", [(False, "True True"), (True, "False False")])
-def test_a_parallel_run_from_an_empty_cache_imports_the_analysis_before_forking(tmp_path, cache_folder, imported):
-    """flake8's workers inherit the analysis and sqlglot from the process that forks them, in
-    a run from an empty cache, instead of each importing them; a run whose cache folder exists
-    imports nothing more there (its workers mostly read results)."""
+@pytest.mark.parametrize("cache_folder, files, made", [
+    (False, ["a.py", "b.py"], "True True ['.']"),
+    (True, ["a.py", "b.py"], "False False []"),
+    # files of two projects: the index of one would be made for workers that may not need it
+    (False, ["a.py", "other/c.py"], "True True []"),
+])
+def test_a_parallel_run_from_an_empty_cache_makes_the_analysis_before_forking(tmp_path, cache_folder, files, made):
+    """flake8's workers inherit the analysis, sqlglot and the project's method index from the
+    process that forks them, in a run from an empty cache, instead of each making them; a run
+    whose cache folder exists makes nothing more there (its workers mostly read results)."""
     (tmp_path / "pyproject.toml").write_text("[tool.keydrift]\n")
+    (tmp_path / "a.py").write_text("class Store:\n    def add(self, conn, x):\n        conn.execute('x')\n")
+    (tmp_path / "b.py").write_text("x = 1\n")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "pyproject.toml").write_text("[tool.keydrift]\n")
+    (tmp_path / "other" / "c.py").write_text("y = 2\n")
     if cache_folder:
         (tmp_path / ".keydrift_cache").mkdir()
-    done = subprocess.run([sys.executable, "-c", PARENT_BEFORE_FORKING], cwd=tmp_path, capture_output=True,
+    done = subprocess.run([sys.executable, "-c", PARENT_BEFORE_FORKING, *files], cwd=tmp_path, capture_output=True,
                           text=True, timeout=120)
-    assert done.stdout.strip() == imported, done.stderr
+    assert done.stdout.strip() == made, done.stderr

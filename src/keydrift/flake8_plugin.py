@@ -194,7 +194,8 @@ def _import_the_analysis_before_forking() -> None:
 
 def _before_forking() -> None:
     """The ``os.fork`` hook: once, and only when the fork is flake8 starting its workers."""
-    if _FORK_HOOK != [False] or _parallel_run() is None:
+    files = _parallel_run()
+    if _FORK_HOOK != [False] or files is None:
         return
     _FORK_HOOK[0] = True
     try:
@@ -205,8 +206,34 @@ def _before_forking() -> None:
         from keydrift.analysis.sql import import_sqlglot
 
         import_sqlglot()
+        _method_index_before_forking(files)
     except Exception:  # noqa: BLE001 - only a head start: each worker imports what it needs
         pass
+
+
+def _method_index_before_forking(files: object) -> None:
+    """The project's method index (the methods every file defines: a read of every file, which
+    nearly every check and the registry ask), made once here for the workers to inherit, by
+    this process and a forked helper when the files are many (``receivers.made_with_a_helper``),
+    as the CLI makes it before forking its workers. Each worker made its own, both at the same
+    moment (0.21 s apiece on the small corpus). Only when every file is of one project: the
+    index of one of several would be made for workers that may never check that project."""
+    from keydrift.analysis.project import project_index
+    from keydrift.analysis.receivers import made_with_a_helper
+
+    if not isinstance(files, (list, tuple)) or not files or not all(isinstance(f, str) for f in files):
+        return
+    configs: Dict[str, Config] = {}
+    for filename in files:
+        if filename in _STDIN_NAMES:
+            return
+        config, _ = _configuration(filename)
+        configs.setdefault(config.root or "", config)
+        if len(configs) > 1:
+            return
+    config = next(iter(configs.values()))
+    with made_with_a_helper():  # the second core is idle until the workers start
+        project_index(config, use_cache=config.cache).database_methods()
 
 
 def _in_a_worker() -> bool:
