@@ -189,3 +189,46 @@ def test_a_cancelled_helper_is_killed_not_waited_for(tmp_path):
     assert not finished.exists()  # killed in its sleep: a wait would have let it finish
     assert work.collect() == {}
     work.cancel()  # once is enough; again does nothing
+
+
+def test_the_warning_about_forking_with_threads_does_not_stop_the_run(monkeypatch):
+    """Python 3.12+ warns when a process with threads forks; ``python -W error`` would turn
+    that into an exception out of the run. The helper runs only keydrift's code and leaves
+    without the interpreter's teardown: the warning is not raised."""
+    import warnings
+
+    def warned_fork():
+        warnings.warn("This process is multi-threaded, use of fork() may lead to deadlocks", DeprecationWarning)
+        return 2 ** 22 + 17  # a parent's side of a fork, with no such child (never 0: that is the child)
+
+    monkeypatch.setattr(os, "fork", warned_fork)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        work = forkhelp.shared_with_a_helper(["a", "b"], str.upper)
+    # the warning is not raised at the caller: the fork went ahead; the helper that is not
+    # there sends nothing, and the caller makes every item itself
+    assert work is not None and work.collect() == {}
+
+
+def test_a_fork_that_fails_starts_no_helper(monkeypatch):
+    def refused():
+        raise OSError("EAGAIN")
+
+    monkeypatch.setattr(os, "fork", refused)
+    assert forkhelp.shared_with_a_helper(["a", "b"], str.upper) is None
+    assert forkhelp.made_by_a_helper(["a"], str.upper) is None
+
+
+@pytest.mark.parametrize("cache, hashed", [(["--no-cache"], False), ([], True)])
+def test_keydrift_s_own_code_is_hashed_only_for_a_cache(project, capsys, monkeypatch, cache, hashed):
+    """The digest of keydrift's sources keys what is stored: a run that stores nothing does
+    not read them (a one-file check from an editor or a hook)."""
+    from keydrift import diskcache
+
+    read = []
+    real = diskcache._code_content_digest
+    monkeypatch.setattr(diskcache, "_code_fingerprint", None)
+    monkeypatch.setattr(diskcache, "_code_content_digest", lambda: read.append(True) or real())
+    found = _report(capsys, "-j", "1", *cache, "club/reset.py")
+    assert [code for _, _, code, _ in found] == ["KD108"]
+    assert bool(read) is hashed

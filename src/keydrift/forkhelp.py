@@ -13,6 +13,7 @@ import marshal
 import mmap
 import os
 import signal
+import warnings
 from typing import Callable, Dict, Hashable, Optional, Sequence, Tuple, TypeVar
 
 Item = TypeVar("Item", bound=Hashable)
@@ -102,8 +103,12 @@ def _forked(produce: Callable[[], Dict[Item, object]]) -> Optional[Tuple[Collect
     except OSError:
         return None
     try:
-        pid = os.fork()
-    except OSError:
+        with warnings.catch_warnings():
+            # Python 3.12+ warns when a process with threads forks (the deep-stack thread, a
+            # host's): the helper runs only keydrift's code and leaves without the teardown
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+    except Exception:  # noqa: BLE001 - OSError, or a warning turned into an error: no helper
         os.close(read_end)
         os.close(write_end)
         return None

@@ -224,7 +224,7 @@ def project_findings(config: Config, fresh: bool = True, path_hint: str = "",
         if memo is not None and memo[0] == state and memo[1] is not None:
             return memo[1]
     cache = DiskCache(os.path.join(root, CACHE_DIRECTORY) if config.cache else None)
-    key = _entry_key(config)
+    key = _entry_key(config) if config.cache else ""  # (nothing stored: keydrift's code need not be hashed)
     entry = cache.load(key)
     found = _load(entry, state)
     if found is None and path_hint and not asked_first and not _may_hold_findings(path_hint, config):
@@ -462,7 +462,7 @@ def start_helper(paths: Sequence[str], config: Config) -> None:
         return
     state = {path: file_digest(path) or "" for path in _in_distribution(_project_files(root, config), root, only)}
     cache = DiskCache(os.path.join(root, CACHE_DIRECTORY) if config.cache else None)
-    if _load(cache.load(_entry_key(config)), state) is not None:
+    if config.cache and _load(cache.load(_entry_key(config)), state) is not None:
         return
     stored = _stored_contributions(cache.load("m" + _entry_key(config))) if config.cache else {}
     project = project_index(config, use_cache=config.cache)

@@ -131,8 +131,17 @@ class ProjectIndex:
         self.names: Dict[str, str] = {}  # file -> its module name
         self.analyzed_with: Optional[FrozenSet[str]] = None  # the database methods the kept analyses resolved by
         self.directory = ""  # the top-level directory (under the root) of the file being worked on
-        # keydrift's own code is part of the key: summaries change when the analysis does
-        self.config_key = _digest(repr((config.normalizers, config.boundary, code_fingerprint())).encode())
+        self._config_key = ""
+
+    @property
+    def config_key(self) -> str:
+        """What of the configuration and of keydrift its exports depend on: keydrift's own code
+        is part of the key (summaries change when the analysis does). Made when first asked: a
+        run that stores nothing (``--no-cache``) never hashes keydrift's sources."""
+        if not self._config_key:
+            self._config_key = _digest(repr((self.config.normalizers, self.config.boundary,
+                                             code_fingerprint())).encode())
+        return self._config_key
 
     def module_name_of(self, path: str) -> str:
         name = self.names.get(path)
@@ -576,8 +585,8 @@ class ProjectIndex:
 
     def _load_or_build(self, module_name: str, path: str, digest: str) -> Tuple[Dict[str, str], "ModuleExport"]:
         """(its files, the export): the stored one while it holds, else one made on demand."""
-        key = self._export_key(digest, module_name)
-        cached = self.cache.load(key)
+        key = self._export_key(digest, module_name) if self.cache.directory is not None else ""
+        cached = self.cache.load(key) if key else None
         found = self._stored_export(key, cached, module_name, path, digest) if cached is not None else None
         if found is None:
             found = self._built(module_name, path, digest)

@@ -545,8 +545,9 @@ _RESTORE_AFTER_NEW_RECORDS = 8
 def _index(root: str, module_of: Callable[[str], str], cache: DiskCache) -> MethodIndex:
     """The index from every file's ``_FileMethods``: the stored ones of files whose content is
     the same (the index is rebuilt in every process that needs it, and it reads every file)."""
-    key = "methods-" + digest(repr((os.path.abspath(root), code_fingerprint())).encode("utf-8", "surrogatepass"))
-    entry = cache.load(key)
+    key = "methods-" + digest(repr((os.path.abspath(root), code_fingerprint())).encode("utf-8", "surrogatepass")) \
+        if cache.directory is not None else ""  # (nothing stored: keydrift's code need not be hashed)
+    entry = cache.load(key) if key else None
     stored = _stored_file_methods(entry)
     kept: Dict[str, list] = {}
     index = MethodIndex(module_of)
