@@ -232,3 +232,53 @@ def test_keydrift_s_own_code_is_hashed_only_for_a_cache(project, capsys, monkeyp
     found = _report(capsys, "-j", "1", *cache, "club/reset.py")
     assert [code for _, _, code, _ in found] == ["KD108"]
     assert bool(read) is hashed
+
+
+# -- what a cold run stores -------------------------------------------------------------------
+
+SUPPORT = '''\
+def add(conn, address):
+    conn.execute("INSERT INTO addresses (address) VALUES (?)", (address,))
+'''
+
+HANDLER = '''\
+from club.test_support import add
+
+
+def bind(conn, address):
+    add(conn, address.lower())
+'''
+
+SERVLET = '''\
+def owner(conn, body):
+    return conn.execute("SELECT user_id FROM addresses WHERE address = ?", (body["address"],)).fetchone()
+'''
+
+
+def test_a_test_file_s_export_is_not_stored_and_its_rare_importer_makes_it(project, capsys):
+    """A cold run keeps no export of a test file on disk (no module imports one in practice);
+    a module that does import one makes it itself, with the same findings cold, warm, after
+    an edit of the importer, and without a cache."""
+    from keydrift.analysis.boundary import is_test_file
+
+    club = project / "club"
+    (club / "test_support.py").write_text(SUPPORT)
+    (club / "handlers.py").write_text(HANDLER)
+    (club / "servlets.py").write_text(SERVLET)
+    without = _report(capsys, "-j", "1", "--no-cache", ".")
+    assert any(path == "club/servlets.py" for path, *_ in without)
+    assert _report(capsys, "-j", "1", ".") == without
+    stored = [json.loads(entry.read_text()).get("module") for entry in (project / ".keydrift_cache").glob("*.json")]
+    assert "club.models" in stored and "club.handlers" in stored
+    assert not any(is_test_file(name) for name in stored if name)
+    assert _report(capsys, "-j", "1", ".") == without  # warm
+    (club / "handlers.py").write_text(HANDLER + "# edited\n")
+    assert _report(capsys, "-j", "1", ".") == without
+
+
+def test_test_files_are_the_tests_themselves_not_their_helpers():
+    from keydrift.analysis.boundary import is_test_file
+
+    assert all(is_test_file(name) for name in ("app.tests.test_models", "tests", "app.tests", "app.views_tests"))
+    assert not any(is_test_file(name) for name in ("app.tests.factories", "conftest", "app.tests.conftest",
+                                                   "app.testing", "app.contest", "app.models"))

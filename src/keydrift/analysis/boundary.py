@@ -36,6 +36,14 @@ def is_test_module(module_name: str) -> bool:
             or last.endswith("_tests") or last in ("tests", "conftest"))
 
 
+def is_test_file(module_name: str) -> bool:
+    """A module of tests itself (``test_*``, ``*_tests``, ``tests``), not a helper of the tests
+    (``conftest``, ``tests/factories.py``): what test runners collect, and no module imports
+    in practice."""
+    last = module_name.rpartition(".")[2]
+    return last.startswith("test_") or last.endswith("_tests") or last == "tests"
+
+
 _MIGRATION_PACKAGES = frozenset({"migrations", "alembic"})
 
 
