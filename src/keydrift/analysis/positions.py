@@ -11,7 +11,7 @@ import ast
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from keydrift.analysis.facts import RawFinding, RawFix
-from keydrift.analysis.tree import char_column
+from keydrift.analysis.tree import char_column, walk
 from keydrift.analysis.values import _after, _before, _enclosed, _text_between
 from keydrift.types import Finding, FixFacts, Location, Span
 
@@ -92,7 +92,7 @@ class _Resolver:
         if node is None:
             return None
         if self.own is None:
-            self.own = {id(n) for n in ast.walk(self.module)}
+            self.own = {id(n) for n in walk(self.module)}
         # a node the reader built for a piece ast has no node for (one f-string of an
         # implicit concatenation) lies inside one of the module's own nodes
         if id(node) not in self.own and id(getattr(node, "keydrift_part_of", None)) not in self.own:

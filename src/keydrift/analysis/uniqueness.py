@@ -57,6 +57,7 @@ from keydrift.analysis.declarations import (
 )
 from keydrift.analysis.normalizer_names import is_normalizer_name, module_name_of
 from keydrift.analysis.parsing import SourceRejected
+from keydrift.analysis.tree import walk
 from keydrift.diskcache import digest
 from keydrift.frameworks import schema
 from keydrift.patterns import lazy
@@ -292,7 +293,7 @@ def _form_layers(file: str, config: Config, project: object = None,
             tree = _sibling_tree(path, project, package)
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             continue
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.ClassDef) and not _test_data_factory(node):
                 entity = _meta_model(node)
                 if entity:
@@ -341,7 +342,7 @@ def _canonicalized_by_validators(node: ast.ClassDef, config: Config) -> Iterator
         match = _FORM_VALIDATOR.match(method.name) if isinstance(method, ast.FunctionDef) else None
         if match and any(isinstance(c, ast.Call) and (_ast_name(c.func) in schema.CANONICALIZING_CALLS
                                                       or is_normalizer_name(_ast_name(c.func), config))
-                         for c in ast.walk(method)):
+                         for c in walk(method)):
             yield match.group(1)
 
 
