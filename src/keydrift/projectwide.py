@@ -382,8 +382,6 @@ def _share_with(started: "_Started", project: object, pending: List[Tuple[str, s
             project.moving_to(path)  # type: ignore[attr-defined]
             contributions[path], keys_of[path] = _contribution(project, path, file_hash, config, methods)
     for number, item in enumerate(started.items):
-        if os.environ.get("KD_PARENT_NONE"):
-            break
         if item in wanted and item[0] not in keys_of:
             if not started.work.take(number):
                 break
@@ -451,7 +449,7 @@ def start_helper(paths: Sequence[str], config: Config) -> None:
     from keydrift.analysis.project import project_index
 
     wanted = [p for p in paths if p not in ("-", "stdin") and p.endswith(".py")]
-    if os.environ.get("KD_LATE") or not _HELPER_ALLOWED or not wanted or not registry_selected(config):
+    if not _HELPER_ALLOWED or not wanted or not registry_selected(config):
         return
     checked = {_absolute(p, config) for p in wanted}
     root = os.path.abspath(config.root or ".")
