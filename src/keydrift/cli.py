@@ -107,7 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--quiet", "-q", action="store_true",
                        help="print findings only: no summary, no progress line")
     check.add_argument("--jobs", "-j", type=_positive_int, default=0, metavar="N",
-                       help="check files in N processes (default: all cores); the output is the same for any N")
+                       help="check files in N processes (default: all cores; a check of a few files shares "
+                            "the project-wide registry with one helper process, none with -j 1); the output "
+                            "is the same for any N")
     check.add_argument("--no-cache", action="store_true",
                        help=f"do not read or write the cache of summaries and results "
                             f"({CACHE_DIRECTORY}/ under the project root)")
