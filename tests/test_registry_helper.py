@@ -282,3 +282,22 @@ def test_test_files_are_the_tests_themselves_not_their_helpers():
     assert all(is_test_file(name) for name in ("app.tests.test_models", "tests", "app.tests", "app.views_tests"))
     assert not any(is_test_file(name) for name in ("app.tests.factories", "conftest", "app.tests.conftest",
                                                    "app.testing", "app.contest", "app.models"))
+
+
+def test_modules_off_the_helper_s_list_are_made_here_when_none_of_its_are_needed(project):
+    """A helper whose modules are all answered otherwise by the time the registry is assembled
+    (stored, offered) is stopped; the modules not on its list (the checked files) are still
+    made here."""
+    from keydrift.analysis.project import project_index
+    from keydrift.config import load_config
+
+    config = load_config(str(project))
+    root, only, _ = projectwide._scope(config, "")
+    state = projectwide._project_state(root, config, only)
+    index = project_index(config, use_cache=config.cache)
+    methods = projectwide._methods_of(index)
+    gone = (str(project / "club" / "removed.py"), "0" * 64)
+    started = projectwide._Started([gone], forkhelp.shared_with_a_helper([gone], lambda item: None))
+    keys_of = projectwide._keys_with_a_helper(index, state, config, {}, {}, {}, methods, started)
+    assert set(keys_of) == set(state)
+    assert any(keys is not None and keys.uses for keys in keys_of.values())

@@ -201,9 +201,7 @@ def project_findings(config: Config, fresh: bool = True, path_hint: str = "",
     """Absolute file path -> its registry findings, for the project of ``config``. Without a
     disk cache only the findings of ``path_hint``'s distribution are made (its own registry:
     ``_distribution``); nothing would keep the others for a later run."""
-    root = os.path.abspath(config.root or ".")
-    only = _distribution(path_hint, root) if path_hint and not config.cache else None
-    memo_key = _memo_key(config) if only is None else f"{_memo_key(config)}\0{only}"
+    root, only, memo_key = _scope(config, path_hint)
     memo = _MEMO.get(memo_key)
     # the first file asked about (a one-file check): without a disk cache nothing is stored for
     # another, so a module with no use a registry rule may report at needs the project neither
@@ -220,7 +218,7 @@ def project_findings(config: Config, fresh: bool = True, path_hint: str = "",
             return memo[1]
         state = memo[0]  # walked already; no module asked about needed the registry yet
     else:
-        state = {path: file_digest(path) or "" for path in _in_distribution(_project_files(root, config), root, only)}
+        state = _project_state(root, config, only)
         if memo is not None and memo[0] == state and memo[1] is not None:
             return memo[1]
     cache = DiskCache(os.path.join(root, CACHE_DIRECTORY) if config.cache else None)
@@ -245,6 +243,20 @@ def project_findings(config: Config, fresh: bool = True, path_hint: str = "",
         cache.store(key, {"state": state, "findings": {p: [_to_json(f) for f in fs] for p, fs in found.items()}})
     _MEMO[memo_key] = (state, found)
     return found
+
+
+def _scope(config: Config, path_hint: str) -> Tuple[str, Optional[str], str]:
+    """The project root, the distribution whose registry is assembled for ``path_hint`` (None:
+    the whole project's; only a run without a disk cache assembles one distribution's), and
+    that registry's key in ``_MEMO``."""
+    root = os.path.abspath(config.root or ".")
+    only = _distribution(path_hint, root) if path_hint and not config.cache else None
+    return root, only, _memo_key(config) if only is None else f"{_memo_key(config)}\0{only}"
+
+
+def _project_state(root: str, config: Config, only: Optional[str]) -> Dict[str, str]:
+    """Each module of the project (of the distribution ``only``), with its digest."""
+    return {path: file_digest(path) or "" for path in _in_distribution(_project_files(root, config), root, only)}
 
 
 def forget() -> None:
@@ -373,14 +385,14 @@ def _share_with(started: "_Started", project: object, pending: List[Tuple[str, s
                 methods: "_MethodsFingerprint", contributions: Dict[str, dict], keys_of: Dict[str, object]) -> None:
     """The pending modules' contributions, made here from the front of the helper's list (the
     ones not on it first: the checked files, whose analyses are kept) or sent by the helper."""
-    wanted = set(pending)
-    if not any(item in wanted for item in started.items):
-        return  # nothing of the helper's is needed any more (the caller stops it)
     shared = set(started.items)
     for path, file_hash in pending:
         if (path, file_hash) not in shared:
             project.moving_to(path)  # type: ignore[attr-defined]
             contributions[path], keys_of[path] = _contribution(project, path, file_hash, config, methods)
+    wanted = set(pending)
+    if not any(item in wanted for item in started.items):
+        return  # nothing of the helper's is needed any more (the caller stops it)
     for number, item in enumerate(started.items):
         if item in wanted and item[0] not in keys_of:
             if not started.work.take(number):
@@ -452,15 +464,12 @@ def start_helper(paths: Sequence[str], config: Config) -> None:
     if not _HELPER_ALLOWED or not wanted or not registry_selected(config):
         return
     checked = {_absolute(p, config) for p in wanted}
-    root = os.path.abspath(config.root or ".")
-    hint = min(checked)
-    only = _distribution(hint, root) if not config.cache else None
+    root, only, memo_key = _scope(config, min(checked))
     if only is not None and any(_distribution(p, root) != only for p in checked):
         return  # files of several distributions: their registries are assembled one by one
-    memo_key = _memo_key(config) if only is None else f"{_memo_key(config)}\0{only}"
     if memo_key in _MEMO or memo_key in _STARTED:
         return
-    state = {path: file_digest(path) or "" for path in _in_distribution(_project_files(root, config), root, only)}
+    state = _project_state(root, config, only)
     cache = DiskCache(os.path.join(root, CACHE_DIRECTORY) if config.cache else None)
     if config.cache and _load(cache.load(_entry_key(config)), state) is not None:
         return
