@@ -33,8 +33,7 @@ class SharedWork:
     """A list worked through by this process from its front and by a forked helper from its back
     (``shared_with_a_helper``), until they meet."""
 
-    def __init__(self, count: int, marks: mmap.mmap, collect: Collect, pid: int) -> None:
-        self.count = count
+    def __init__(self, marks: mmap.mmap, collect: Collect, pid: int) -> None:
         self._marks = marks
         self._collect: Optional[Collect] = collect
         self._pid = pid
@@ -90,7 +89,7 @@ def shared_with_a_helper(items: Sequence[Item], make: Callable[[Item], object]) 
         return made
 
     forked = _forked(from_the_back)
-    return None if forked is None else SharedWork(len(items), marks, forked[0], forked[1])
+    return None if forked is None else SharedWork(marks, forked[0], forked[1])
 
 
 def _forked(produce: Callable[[], Dict[Item, object]]) -> Optional[Tuple[Collect, int]]:
