@@ -190,3 +190,46 @@ def test_an_editor_check_follows_edits_of_the_modules_in_the_chain(tmp_path: Pat
     write_project(tmp_path, {"app/service.py": BROKEN_SERVICES["calls them with a constant key"]})
     assert document_findings(views.read_text(), str(views), config) == []
     forget_indexes()
+
+
+# no vocabulary: one function writes a key through the repository, the others read nothing
+HELPERS = """
+    from app.repo import add_account
+
+    SETTINGS = {"greeting": "hello"}
+
+    def keep(email):
+        add_account(email)
+
+    def shout(text):
+        return text.upper()
+
+    def other(text):
+        return text
+
+    class Keeper:
+        def keep(self, email):
+            add_account(email)
+"""
+
+
+@pytest.mark.parametrize("page, analyzed", [
+    # only what the module takes from the helpers can be called from it
+    ("from app.helpers import shout\n\ndef show(n):\n    return shout(n)\n", ""),
+    ("from app.helpers import shout, other\n\ndef show(n):\n    return other(shout(n))\n", ""),
+    # a class it takes: its methods are the module's to call
+    ("from app.helpers import Keeper\n\ndef show(n):\n    Keeper().keep(n)\n", "imports"),
+    ("from app.helpers import keep as remember\n\ndef show(n):\n    remember(n)\n", "imports"),
+    # a name that is no function or class of the helpers: any of their functions may be behind it
+    ("from app.helpers import SETTINGS, shout\n\ndef show(n):\n    return shout(n)\n", "imports"),
+    # an import going on past its line: the names not read may be any of them
+    ("from app.helpers import (shout,\n    other)\n\ndef show(n):\n    return shout(n)\n", "imports"),
+    ("from app.helpers import shout, \\\n    other\n\ndef show(n):\n    return shout(n)\n", "imports"),
+    ("from app.helpers import (shout, other)  # both\n\ndef show(n):\n    return shout(n)\n", ""),
+    # the module itself (a plain import): any of its functions
+    ("import app.helpers\n\ndef show(n):\n    return app.helpers.shout(n)\n", "imports"),
+])
+def test_a_caller_is_judged_by_what_it_takes_from_a_module(tmp_path: Path, page: str, analyzed: str) -> None:
+    chain(tmp_path, app__helpers=HELPERS, app__page=page)
+    assert not mentions_database((tmp_path / "app" / "helpers.py").read_text())
+    assert reason(tmp_path, "app/page.py") == analyzed

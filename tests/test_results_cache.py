@@ -354,9 +354,10 @@ def test_an_importers_result_stands_when_what_it_read_of_a_module_is_the_same(pr
 def test_an_importer_the_prefilter_skipped_stands_while_the_module_it_imports_still_reads_no_key(
         project: Path, monkeypatch) -> None:
     """A module without vocabulary whose imports read and write no key is not analyzed; what
-    its result depends on of the module it imports is that answer (and the summaries asked for
-    it), not the whole module: a function added there that reads nothing leaves the result
-    standing, one that writes a key by its parameter has it checked again."""
+    its result depends on of the module it imports is the summaries of what it takes from it,
+    not the whole module: a function added there leaves the result standing, even one that
+    writes a key by its parameter (the importer cannot call it), and an edit that makes the
+    function it takes write a key has it checked again."""
     from keydrift import results
     from keydrift.config import load_config
 
@@ -383,6 +384,9 @@ def test_an_importer_the_prefilter_skipped_stands_while_the_module_it_imports_st
     assert run() == [] and analyzed == []
     write(project, {"app/text.py": "from app.repo import save_result\n\n" + text
                     + "\ndef keep(url):\n    save_result(url)\n"})
+    assert run() == [] and analyzed == []
+    write(project, {"app/text.py": "from app.repo import save_result\n\n"
+                    + text.replace("return text.upper()", "save_result(text)\n    return text.upper()")})
     assert run() == [] and analyzed == ["app/views.py"]
 
 

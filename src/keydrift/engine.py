@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import os
 import re
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from keydrift.analysis.facts import RawFinding
 from keydrift.analysis.keyflow import ModuleFacts
@@ -249,11 +249,35 @@ def _imports_database_helpers(text: str, path: str, config: Config) -> bool:
     project, file, module_name, is_package = _locate(path, config)
     for match in _IMPORT.finditer(text):
         relative, names, plain = match.groups()
-        candidates = [plain] if plain else _from_import_modules(relative, names, module_name, is_package)
-        for candidate in candidates:
-            if project.module_export(candidate, file).reads_or_writes_keys():
+        if plain:
+            if project.module_export(plain, file).reads_or_writes_keys():
                 return True
+        elif _taken_names_touch_keys(project, file, *_from_import(relative, names, module_name, is_package),
+                                     _all_names_read(text, match)):
+            return True
     return False
+
+
+def _taken_names_touch_keys(project: Any, file: str, base: str, names: List[str], complete: bool) -> bool:
+    """Whether what ``from base import names`` brings in reads or writes a key: a submodule by
+    any of its functions; a function or class of ``base`` by its own summaries (the module can
+    call nothing else of ``base`` through the names it took); any other name, or the names of
+    an import that goes on past its line (``complete`` False), by any function of ``base``."""
+    if not base:
+        return any(project.module_export(name, file).reads_or_writes_keys() for name in names)
+    if any(project.module_export(f"{base}.{name}", file).reads_or_writes_keys() for name in names):
+        return True
+    export = project.module_export(base, file)
+    return export.reads_or_writes_keys_of(names) if complete else export.reads_or_writes_keys()
+
+
+def _all_names_read(text: str, match: "re.Match[str]") -> bool:
+    """Whether ``_IMPORT`` read every name of the import: not one that goes on to the next line
+    (an open parenthesis, a backslash) or stops at a character it does not read."""
+    end = text.find("\n", match.end())
+    rest = text[match.end():] if end < 0 else text[match.end():end]
+    rest = rest.split("#", 1)[0].strip()
+    return rest == (")" if "(" in match.group(0) else "")
 
 
 def _calls_database_methods(text: str, path: str, config: Config) -> bool:
@@ -267,12 +291,12 @@ def _calls_database_methods(text: str, path: str, config: Config) -> bool:
     return False
 
 
-def _from_import_modules(relative: str, names: str, module_name: str, is_package: bool) -> List[str]:
+def _from_import(relative: str, names: str, module_name: str, is_package: bool) -> Tuple[str, List[str]]:
+    """The module of ``from relative import names`` (absolute; "" for none) and the names taken."""
     target = relative.lstrip(".")
     base = absolute_module(target, len(relative) - len(target), module_name, is_package)
     base = target if base is None else base  # above the top package: try it as written
-    imported = [n.split(" as ")[0].strip() for n in names.split(",") if n.strip()]
-    return ([base] if base else []) + [f"{base}.{n}" if base else n for n in imported]
+    return base or "", [n.split(" as ")[0].strip() for n in names.split(",") if n.strip()]
 
 
 def _file_error(code: str, path: str, message: str, line: int = 1) -> Finding:

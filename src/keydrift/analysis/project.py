@@ -16,7 +16,7 @@ from dataclasses import field, replace
 from collections import OrderedDict
 from collections.abc import Mapping
 from contextlib import contextmanager
-from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, TypeVar, Union
 
 from keydrift.diskcache import (
     CACHE_DIRECTORY, EXPORT_DEPENDENCY, METHODS_DEPENDENCY, export_dependency, exported_module, DiskCache,
@@ -888,6 +888,19 @@ class ProjectIndex:
 _Made = TypeVar("_Made")
 
 
+def _taken(functions: Sequence[str], names: Sequence[str]) -> Optional[List[str]]:
+    """The functions of a module (qualified names) an importer takes by ``names``: a function
+    so named and the methods of a class so named (``Store`` takes ``Store.add``). None when a
+    name is no function or class of the module: the importer may reach any of them through it."""
+    taken = []
+    for name in names:
+        found = [f for f in functions if f == name or f.startswith(name + ".")]
+        if not found:
+            return None
+        taken.extend(found)
+    return taken
+
+
 # A reader's record of an export made on demand that it read only part of (``_read_fingerprint``),
 # and the same after the prefilter's question of it was answered "no" (``reads_or_writes_keys``)
 _PARTIAL = "partial:"
@@ -967,6 +980,15 @@ class ModuleExport:
     def reads_or_writes_keys(self) -> bool:
         """Whether a function of the module reads or writes a key."""
         return any(summary.accesses for summary in self.summaries.values())
+
+    def reads_or_writes_keys_of(self, names: Sequence[str]) -> bool:
+        """Whether what an importer takes by these names reads or writes a key: the functions so
+        named and the methods of the classes so named (``_taken``); where a name is none of the
+        module's functions or classes (one it imports itself, a variable), any of its functions."""
+        taken = _taken(list(self.summaries), names)
+        if taken is None:
+            return self.reads_or_writes_keys()
+        return any(self.summaries[name].accesses for name in taken)
 
     def to_json(self, summaries: bool = True) -> Dict[str, Any]:
         """The export as stored; without ``summaries``, its models' facts only (no summaries,
@@ -1171,6 +1193,19 @@ class DemandedExport:
             if summary is not None and summary.accesses:
                 return True
         self.none_read = True
+        return False
+
+    def reads_or_writes_keys_of(self, names: Sequence[str]) -> bool:
+        """``ModuleExport.reads_or_writes_keys_of``: only the functions taken are made (a reader
+        of the answer read their summaries, nothing else of the module's functions)."""
+        taken = _taken(self.units, names)
+        if taken is None:
+            return self.reads_or_writes_keys()
+        for name in taken:
+            if name not in self.silent:
+                summary = self.summary(name)
+                if summary is not None and summary.accesses:
+                    return True
         return False
 
     def to_json(self, summaries: bool = True) -> Dict[str, Any]:
