@@ -200,7 +200,7 @@ def check_files(files: Sequence[str], run_config: Config, args: argparse.Namespa
     findings: List[Finding] = []
     # the tree as it is now: each file many results depend on is looked at once; a registry
     # assembled by this process alone is shared with a helper unless one job was asked for
-    with one_look(), registry_with_a_helper((args.jobs or os.cpu_count() or 1) > 1):
+    with one_look(), registry_with_a_helper(_jobs_asked(args) > 1):
         pending = _check_cached_files(files, run_config, args, findings)
         progress = Progress(None if args.quiet else sys.stderr, len(pending))
         jobs = _jobs(args, pending)
@@ -279,10 +279,16 @@ def _start_registry_helper(files: Sequence[str], run_config: Config, args: argpa
     registry with this process starts on it now, while they are checked."""
     from keydrift.projectwide import start_helper
 
+    config = _one_project(files, run_config, args)
+    if config is not None:
+        start_helper(files, config)
+
+
+def _one_project(files: Sequence[str], run_config: Config, args: argparse.Namespace) -> Optional[Config]:
+    """The configuration of the run's files when they are all of one project, else None."""
     configs = {config.root: config for config in (_checked_config(path, run_config, args)
                                                   for path in files if path != STDIN) if config is not None}
-    if len(configs) == 1:
-        start_helper(files, next(iter(configs.values())))
+    return next(iter(configs.values())) if len(configs) == 1 else None
 
 
 def _project_findings(files: Sequence[str], run_config: Config, args: argparse.Namespace) -> List[Finding]:
@@ -305,8 +311,13 @@ def _project_findings(files: Sequence[str], run_config: Config, args: argparse.N
     return out
 
 
+def _jobs_asked(args: argparse.Namespace) -> int:
+    """The processes the run may use: ``--jobs``, else every core."""
+    return args.jobs if args.jobs else (os.cpu_count() or 1)
+
+
 def _jobs(args: argparse.Namespace, files: Sequence[str]) -> int:
-    jobs = args.jobs if args.jobs else (os.cpu_count() or 1)
+    jobs = _jobs_asked(args)
     count = len(files)
     if count < _PARALLEL_THRESHOLD or STDIN in files:
         return 1
@@ -344,17 +355,13 @@ def _make_before_forking(files: Sequence[str], run_config: Config, args: argpars
     to inherit: the project's method index (a read of every file of the project, which every
     parse asks), when the run's files are of one project (the index of
     one of several would be held by every worker, through all the projects)."""
-    configs = {config.root: config for config in (_checked_config(path, run_config, args)
-                                                  for path in files if path != STDIN) if config is not None}
-    if len(configs) != 1:
+    config = _one_project(files, run_config, args)
+    if config is None:
         return
-    from keydrift.analysis.project import project_index
-    from keydrift.analysis.receivers import made_with_a_helper
+    from keydrift.analysis.project import make_methods_before_forking
 
-    config = next(iter(configs.values()))
     try:
-        with made_with_a_helper():  # the second core is idle until the workers start
-            project_index(config, use_cache=config.cache).database_methods()
+        make_methods_before_forking(config)
     except Exception:  # noqa: BLE001 - each worker then builds it as before
         pass
 

@@ -212,14 +212,13 @@ def _before_forking() -> None:
 
 
 def _method_index_before_forking(files: object) -> None:
-    """The project's method index (the methods every file defines: a read of every file, which
-    nearly every check and the registry ask), made once here for the workers to inherit, by
-    this process and a forked helper when the files are many (``receivers.made_with_a_helper``),
-    as the CLI makes it before forking its workers. Each worker made its own, both at the same
-    moment (0.21 s apiece on the small corpus). Only when every file is of one project: the
-    index of one of several would be made for workers that may never check that project."""
-    from keydrift.analysis.project import project_index
-    from keydrift.analysis.receivers import made_with_a_helper
+    """The project's method index (the methods every file defines, which nearly every check and
+    the registry ask), made once here for the workers to inherit, as the CLI makes it before
+    forking its workers (``project.make_methods_before_forking``). Each worker made its own,
+    both at the same moment (0.21 s apiece on the small corpus). Only when every file is of
+    one project: the index of one of several would be made for workers that may never check
+    that project."""
+    from keydrift.analysis.project import make_methods_before_forking
 
     if not isinstance(files, (list, tuple)) or not files or not all(isinstance(f, str) for f in files):
         return
@@ -231,9 +230,7 @@ def _method_index_before_forking(files: object) -> None:
         configs.setdefault(config.root or "", config)
         if len(configs) > 1:
             return
-    config = next(iter(configs.values()))
-    with made_with_a_helper():  # the second core is idle until the workers start
-        project_index(config, use_cache=config.cache).database_methods()
+    make_methods_before_forking(next(iter(configs.values())))
 
 
 def _in_a_worker() -> bool:

@@ -367,51 +367,58 @@ def _keys_with_a_helper(project: object, state: Dict[str, str], config: Config, 
             contributions[path], keys_of[path] = kept
         else:
             pending.append((path, file_hash))
+
+    def make_here(path: str, file_hash: str) -> None:
+        project.moving_to(path)  # type: ignore[attr-defined]
+        contributions[path], keys_of[path] = _contribution(project, path, file_hash, config, methods)
+
     if started is None and len(pending) >= _HELPED_FROM:
         started = _start(project, pending, config, methods)
     if started is None:
         for path, file_hash in pending:
-            project.moving_to(path)  # type: ignore[attr-defined]
-            contributions[path], keys_of[path] = _contribution(project, path, file_hash, config, methods)
+            make_here(path, file_hash)
         return keys_of
     try:
-        _share_with(started, project, pending, config, methods, contributions, keys_of)
+        _share_with(started, pending, make_here, contributions, keys_of)
     finally:
         started.work.cancel()  # a helper never waits on a pipe no one reads (after a failure here)
     return keys_of
 
 
-def _share_with(started: "_Started", project: object, pending: List[Tuple[str, str]], config: Config,
-                methods: "_MethodsFingerprint", contributions: Dict[str, dict], keys_of: Dict[str, object]) -> None:
-    """The pending modules' contributions, made here from the front of the helper's list (the
-    ones not on it first: the checked files, whose analyses are kept) or sent by the helper."""
+def _share_with(started: "_Started", pending: List[Tuple[str, str]], make_here: Callable[[str, str], None],
+                contributions: Dict[str, dict], keys_of: Dict[str, object]) -> None:
+    """The pending modules' contributions, made here (``make_here``) from the front of the
+    helper's list (the ones not on it first: the checked files, whose analyses are kept) or
+    sent by the helper."""
     shared = set(started.items)
     for path, file_hash in pending:
         if (path, file_hash) not in shared:
-            project.moving_to(path)  # type: ignore[attr-defined]
-            contributions[path], keys_of[path] = _contribution(project, path, file_hash, config, methods)
+            make_here(path, file_hash)
     wanted = set(pending)
     if not any(item in wanted for item in started.items):
         return  # nothing of the helper's is needed any more (the caller stops it)
-    for number, item in enumerate(started.items):
-        if item in wanted and item[0] not in keys_of:
+    for number, (path, file_hash) in enumerate(started.items):
+        if (path, file_hash) in wanted and path not in keys_of:
             if not started.work.take(number):
                 break
-            project.moving_to(item[0])  # type: ignore[attr-defined]
-            contributions[item[0]], keys_of[item[0]] = _contribution(project, item[0], item[1], config, methods)
+            make_here(path, file_hash)
     made = started.work.collect()
     for path, file_hash in pending:
-        if path in keys_of:
-            continue
-        text = made.get((path, file_hash))
-        try:
-            kept = _with_keys(json.loads(text)) if isinstance(text, str) else None
-        except (KeyError, TypeError, ValueError, AttributeError):
-            kept = None
-        if kept is None:
-            project.moving_to(path)  # type: ignore[attr-defined]
-            kept = _contribution(project, path, file_hash, config, methods)
-        contributions[path], keys_of[path] = kept
+        if path not in keys_of:
+            sent = _sent(made.get((path, file_hash)))
+            if sent is None:
+                make_here(path, file_hash)
+            else:
+                contributions[path], keys_of[path] = sent
+
+
+def _sent(text: object) -> Optional[Tuple[dict, object]]:
+    """(the record, its keys) of a contribution the helper sent as JSON text; None for none or
+    a damaged one (made here again)."""
+    try:
+        return _with_keys(json.loads(text)) if isinstance(text, str) else None
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
 class _Started:

@@ -1348,6 +1348,17 @@ def keep_projects(count: int) -> None:
     _PROJECTS_KEPT[0] = max(1, count)
 
 
+def make_methods_before_forking(config: Config) -> None:
+    """The project's method index (a read of every file of the project), made now for worker
+    processes about to be forked to inherit, by this process and a forked helper when the files
+    to read are many (``receivers.made_with_a_helper``: the second core is idle until the
+    workers start). For the CLI and the flake8 plugin alike."""
+    from keydrift.analysis.receivers import made_with_a_helper
+
+    with made_with_a_helper():
+        project_index(config, use_cache=config.cache).database_methods()
+
+
 def project_index(config: Config, use_cache: bool = True) -> ProjectIndex:
     """One index per project root and configuration per process (CLI run, flake8 worker, LSP)."""
     key = _index_key(config, use_cache)
