@@ -194,8 +194,10 @@ def _import_the_analysis_before_forking() -> None:
 
 def _before_forking() -> None:
     """The ``os.fork`` hook: once, and only when the fork is flake8 starting its workers."""
+    if _FORK_HOOK != [False]:
+        return
     files = _parallel_run()
-    if _FORK_HOOK != [False] or files is None:
+    if files is None:
         return
     _FORK_HOOK[0] = True
     try:
