@@ -7,6 +7,7 @@ a KD1 finding from the analysis are marked in their names with ``kd101``.
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import os
@@ -148,6 +149,30 @@ def test_a_text_report_imports_no_other_format_and_no_toml_parser_without_a_pypr
     write("pyproject.toml", "[tool.keydrift]\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
     assert done.stdout.decode().split() == ["['keydrift.output.text',", "'tomllib']"]
+
+
+def test_a_one_file_check_imports_neither_openssl_nor_shutil_nor_signal(project):
+    """Paid on every save: ``hashlib`` loads OpenSSL's library (keydrift's digests are
+    BLAKE2b from CPython's own module), argparse's terminal width imports ``shutil`` with
+    ``bz2`` and ``lzma``, and ``signal`` is needed only to stop a helper not collected."""
+    write("app/models.py", "def save(url):\n    Page.objects.create(url=url.lower())\n")
+    for number in range(20):  # enough modules for the registry's helper process
+        write(f"app/m{number}.py", f"def f{number}(url):\n    return Page.objects.get(url=url)\n")
+    code = ("import sys; from keydrift.cli import main; main(['check', '-q', '--no-cache', 'app/models.py']); "
+            "print(sorted(m for m in ('hashlib', '_hashlib', 'shutil', 'signal') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert done.stdout.decode().split()[-1] == "[]"
+
+
+@pytest.mark.parametrize("columns", ["", "40", "132", "x"])
+def test_help_is_wrapped_at_the_width_argparse_would_use(monkeypatch, columns):
+    monkeypatch.setenv("COLUMNS", columns)
+    ours = cli._HelpFormatter("keydrift")
+    assert ours._width == argparse.HelpFormatter("keydrift")._width
+    parser = cli.build_parser()
+    assert parser.formatter_class is cli._HelpFormatter
+    check_parser = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["check"]
+    assert check_parser.formatter_class is cli._HelpFormatter
 
 
 def test_config_error_is_one_line_without_traceback(project):

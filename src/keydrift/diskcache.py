@@ -6,7 +6,6 @@ version or format) is a miss: the cache can make a run faster, never wrong.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import os
@@ -17,13 +16,14 @@ from contextlib import contextmanager
 from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Tuple, TypeVar
 
 from keydrift import __version__
+from keydrift.digests import hasher, hex_digest
 
 CACHE_DIRECTORY = ".keydrift_cache"
 CACHE_FORMAT = 6  # 6: a methods dependency's value names the methods asked
 
 
 def digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    return hex_digest(data)
 
 
 # A dependency on what a module exports ("export:<module>:<file>" -> its fingerprint), next
@@ -336,14 +336,14 @@ def _code_stamps() -> str:
 
 def _code_content_digest() -> str:
     package = os.path.dirname(os.path.abspath(__file__))
-    hasher = hashlib.sha256(repr(sys.version_info[:2]).encode())
+    code = hasher(repr(sys.version_info[:2]).encode())
     for path in _package_sources():
         with open(path, "rb") as handle:
             data = handle.read()
-        hasher.update(os.path.relpath(path, package).replace(os.sep, "/").encode("utf-8", "surrogatepass"))
-        hasher.update(len(data).to_bytes(8, "big"))
-        hasher.update(data)
-    return hasher.hexdigest()
+        code.update(os.path.relpath(path, package).replace(os.sep, "/").encode("utf-8", "surrogatepass"))
+        code.update(len(data).to_bytes(8, "big"))
+        code.update(data)
+    return code.hexdigest()
 
 
 # Numbers for the temporary files of this process's writes (``DiskCache._temporary_file``).

@@ -12,7 +12,6 @@ from __future__ import annotations
 import marshal
 import mmap
 import os
-import signal
 import warnings
 from typing import Callable, Dict, Hashable, Optional, Sequence, Tuple, TypeVar
 
@@ -54,6 +53,8 @@ class SharedWork:
         """Stop the helper (its values are not needed): killed, and waited for."""
         if self._collect is None:
             return
+        import signal  # here: most runs collect their helper, and the module takes 0.5 ms to import
+
         try:
             os.kill(self._pid, signal.SIGKILL)
         except OSError:

@@ -3,9 +3,9 @@ files without them."""
 
 from __future__ import annotations
 
-import hashlib
 from typing import Dict, Optional
 
+from keydrift.digests import raw_digest
 from keydrift.patterns import lazy
 
 
@@ -71,7 +71,7 @@ def mentions_database(text: str) -> bool:
 
 def text_key(text: str) -> bytes:
     """The key of a text's answer: the digest of its bytes (a digest costs a twentieth of the search)."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    return raw_digest(text.encode("utf-8", "surrogatepass"))
 
 
 def known_answer(key: bytes) -> Optional[bool]:

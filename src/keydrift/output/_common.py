@@ -3,7 +3,6 @@ fingerprints that survive edits which only move code."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -38,6 +37,8 @@ def identity(finding: Finding) -> Tuple[str, ...]:
 
 
 def short_hash(parts: Sequence[str]) -> str:
+    import hashlib  # here: a run that writes no fingerprint need not load OpenSSL (``digests``)
+
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
 
 
