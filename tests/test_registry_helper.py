@@ -301,3 +301,29 @@ def test_modules_off_the_helper_s_list_are_made_here_when_none_of_its_are_needed
     keys_of = projectwide._keys_with_a_helper(index, state, config, {}, {}, {}, methods, started)
     assert set(keys_of) == set(state)
     assert any(keys is not None and keys.uses for keys in keys_of.values())
+
+
+def test_the_helper_imports_no_rule(project):
+    """The helper asks only which modules read or write keys and what they store: the rules
+    (and what they import) are left to the process that checks the file."""
+    import subprocess
+    import sys
+
+    seen = project / "seen.txt"
+    code = (
+        "import sys\n"
+        "from keydrift import forkhelp\n"
+        "from keydrift.cli import main\n"
+        "forked = forkhelp._forked\n"
+        "def spied(produce):\n"
+        "    def made():\n"
+        "        values = produce()\n"
+        f"        open({str(seen)!r}, 'w').write(repr(sorted(m for m in sys.modules if m.startswith('keydrift.rules'))))\n"
+        "        return values\n"
+        "    return forked(made)\n"
+        "forkhelp._forked = spied\n"
+        "main(['check', '--no-cache', '-q', 'club/reset.py'])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert b"KD108" in done.stdout
+    assert seen.read_text() == "[]"

@@ -205,6 +205,7 @@ def _before_forking() -> None:
         if config.cache and may_hold_results(config):
             return
         import keydrift.engine  # noqa: F401 - imported for the workers to inherit
+        import keydrift.rules  # noqa: F401 - (the engine imports them on its first analysis)
         from keydrift.analysis.sql import import_sqlglot
 
         import_sqlglot()
