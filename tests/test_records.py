@@ -84,3 +84,28 @@ def test_a_record_hashes_compares_and_prints_as_the_dataclass_it_stands_for():
     assert hash(_Empty()) == hash(()) and _Empty() == _Empty() and repr(_Empty()) == "_Empty()"
     assert _Single("x").__eq__("x") is NotImplemented
     assert hash(Step("case", ".lower()")) == hash((StepKind.CASE, ".lower()"))
+
+
+def test_every_dataclass_of_the_package_says_what_it_is():
+    """A dataclass without a docstring gets one made from ``inspect.signature`` when it is created
+    (40 us apiece, on every run's start); each says what it holds instead."""
+    import dataclasses
+    import importlib
+    import pkgutil
+    import sys
+
+    import keydrift
+
+    for info in pkgutil.walk_packages(keydrift.__path__, "keydrift."):
+        if info.name.endswith("__main__"):
+            continue  # runs the command
+        try:
+            importlib.import_module(info.name)
+        except ImportError:  # an optional extra (the editor server's, the audit's) not installed
+            continue
+    undocumented = sorted(
+        f"{name}.{attribute}" for name, module in list(sys.modules.items()) if name.startswith("keydrift")
+        for attribute, value in vars(module).items()
+        if isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == name
+        and (value.__doc__ or "").startswith(value.__name__ + "("))
+    assert undocumented == []

@@ -68,6 +68,8 @@ class Declaration:
 
 @dataclass
 class _Column:
+    """A column's type as declared, and what canonicalizes it (wholly or in part)."""
+
     type: str = OTHER
     canonical_by: str = ""
     partial_by: str = ""  # a field/type class that canonicalizes only a part of the value
@@ -75,6 +77,8 @@ class _Column:
 
 @dataclass
 class _FieldClass:
+    """A field class the module defines: whether it holds text and canonicalizes what it stores."""
+
     text: bool
     canonical: bool
     partial: bool = False  # its storing methods canonicalize a part of the value only
@@ -82,6 +86,9 @@ class _FieldClass:
 
 @dataclass
 class SchemaFacts:
+    """What a module declares of its schema: uniqueness declarations, column types, canonical
+    columns, and the names tables and columns go by."""
+
     declarations: List[Declaration] = field(default_factory=list)
     columns: Dict[Tuple[str, str], _Column] = field(default_factory=dict)
     canonical: Dict[Tuple[str, str], str] = field(default_factory=dict)  # (entity, column) -> why

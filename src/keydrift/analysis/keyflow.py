@@ -122,6 +122,8 @@ class ValidatedFields(dict):  # type: ignore[type-arg]
 
 @dataclass
 class State:
+    """The walker's environment at one point of a function: what each name is bound to."""
+
     values: Dict[str, Value] = field(default_factory=dict)
     bound: Dict[str, ast.expr] = field(default_factory=dict)
     records: Dict[str, Record] = field(default_factory=dict)

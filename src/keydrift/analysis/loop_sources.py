@@ -27,6 +27,9 @@ _MAX_LOOPS = 8  # nested loops followed back; more is not a table walk
 
 @record
 class LoopSource:
+    """Where a value bound by loops comes from: the collection the outermost loop walks, and
+    the steps from its elements to the value."""
+
     root: str  # the name the outermost loop walks
     path: Tuple[PathStep, ...]  # from that collection to the value
 

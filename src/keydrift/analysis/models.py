@@ -52,6 +52,9 @@ VALIDATOR_DECORATORS = frozenset({"validates"})
 
 @record
 class Rewrite:
+    """What a model does to a field when it stores it (``save()``, ``clean()``, a ``pre_save``
+    receiver, ``@validates``): the steps, and who applies them."""
+
     steps: Tuple[Step, ...]
     by: str  # "User.save()"
     # the method or receiver that rewrites, for the project registry's locations; never serialized

@@ -36,6 +36,8 @@ STATIC_DECORATORS = frozenset({"staticmethod"})
 
 @record
 class FunctionUnit:
+    """A function or method of the module, as the walker and its callers see it."""
+
     name: str  # qualified inside the module: "save_result", "Repo.save"
     node: FunctionNode
     class_name: str
@@ -44,6 +46,8 @@ class FunctionUnit:
 
 @record
 class Resolved:
+    """A call resolved to the summary of the function it calls, and how to name it in messages."""
+
     summary: FunctionSummary
     label: str  # "save_result()" / "repo.save_result()"
     local: bool  # defined in this module (positions available)

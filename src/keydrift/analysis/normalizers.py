@@ -88,6 +88,9 @@ STRIP_METHODS: FrozenSet[str] = frozenset({"strip", "lstrip", "rstrip"})
 
 @record
 class Val:
+    """What a normalizer's value is at a point of its body: its kind, and the steps that decide
+    whether appending or prefixing to it is idempotent."""
+
     kind: str = OTHER
     parse_part: bool = False  # a part of a parse result (``parts.path``): rebuilt next to its host
     slash_stripped: bool = False  # rstrip("/")/removesuffix("/") applied: appending "/" is idempotent
@@ -97,6 +100,8 @@ class Val:
 
 @record
 class Defect:
+    """A defect found inside a normalizer (KD4xx), with the expression that shows it."""
+
     code: str
     function: str  # qualified name of the normalizer
     node: ast.AST

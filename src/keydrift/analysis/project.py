@@ -965,6 +965,9 @@ def _export_of(analysis: Any, tree: ast.Module, path: str, relative: str) -> "Mo
 
 @record
 class ModuleExport:
+    """What other modules may use of a module: its functions' summaries, its models' key facts
+    and its contribution to the project registry (plain data: cached as JSON)."""
+
     summaries: Dict[str, FunctionSummary] = field(default_factory=dict)
     rewrites: Dict[Tuple[str, str], Rewrite] = field(default_factory=dict)
     absorbs: Dict[Tuple[str, str], FrozenSet[str]] = field(default_factory=dict)

@@ -79,6 +79,8 @@ class SqlKey:
 
 @record
 class SqlStatement:
+    """The keys an SQL statement reads or writes, its conflict target and its placeholder style."""
+
     kind: str  # "select" | "insert" | "update" | "delete" | "other"
     keys: Tuple[SqlKey, ...]
     conflict_columns: Tuple[str, ...]

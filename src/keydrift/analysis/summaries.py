@@ -23,6 +23,8 @@ Trace = Tuple[Tuple[str, str], ...]  # ((what, where), ...): "save_result()", "a
 
 @record
 class SummaryAccess:
+    """A read or write a function makes of a key its caller passes (as parameter ``param``)."""
+
     kind: AccessKind
     entity: str
     field: str
@@ -41,6 +43,8 @@ class SummaryAccess:
 
 @record
 class ReturnSummary:
+    """What a function returns, in terms of its parameters: which, and through which steps."""
+
     params: Tuple[int, ...]  # every parameter the returned value comes from
     steps: Tuple[Step, ...]
     is_result: bool  # the function returns an object derived from the parameter (a response)
@@ -48,6 +52,9 @@ class ReturnSummary:
 
 @record
 class FunctionSummary:
+    """What a caller needs to know of a function: the keys it reads and writes by its
+    parameters, what it returns, the rows it returns, the mappings it copies onto objects."""
+
     name: str
     params: Tuple[str, ...]  # parameters a caller passes, without self/cls
     accesses: Tuple[SummaryAccess, ...] = ()

@@ -47,6 +47,8 @@ class Reference:
 
 @dataclass(frozen=True)
 class Spelling:
+    """One way a key is written, and how many rows write it so."""
+
     value: str
     rows: int
 
@@ -62,6 +64,8 @@ class Group:
 
 @dataclass(frozen=True)
 class ReferenceCount:
+    """How many rows of a referencing table point at a key written in another spelling."""
+
     reference: Reference
     rows: int  # rows attributable to the drift
     total: int  # all rows of the referencing table

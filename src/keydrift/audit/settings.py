@@ -24,6 +24,9 @@ KNOWN_KEYS = ("columns", "references", "ignore", "url-steps")
 
 @dataclass
 class AuditSettings:
+    """The audit's settings from ``[tool.keydrift.audit]``: extra key columns, references,
+    columns ignored and the URL normal form's steps."""
+
     columns: List[Tuple[str, str, Optional[str]]] = field(default_factory=list)
     references: Dict[Tuple[str, str], Tuple[str, str]] = field(default_factory=dict)
     ignore: FrozenSet[str] = frozenset()

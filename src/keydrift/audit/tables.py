@@ -51,6 +51,8 @@ _SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 @dataclass
 class ModelTable:
+    """A model class of the project and the table (and columns) it is stored in."""
+
     name: str  # class name
     table: str
     module: str

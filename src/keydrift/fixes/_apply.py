@@ -30,6 +30,9 @@ FixFinder = Callable[[Finding, Document, Config], Optional[Fix]]
 
 @dataclass
 class Outcome:
+    """A file's fixes applied: the new source, what is left to report, and whether applying
+    the fixes again changed nothing more."""
+
     source: bytes  # the fixed source; the input itself when nothing was applied
     findings: List[Finding]  # what remains to report in ``source``
     applied: int = 0  # fixes applied

@@ -32,6 +32,9 @@ Checker = Callable[[bytes, str, Config], List[Finding]]
 
 @dataclass
 class FixReport:
+    """What a run of the fixes did: findings left, fixes applied, files changed, unsafe fixes
+    left out."""
+
     findings: List[Finding] = field(default_factory=list)  # what remains to report
     fixed: int = 0  # fixes applied (or, with --diff, that would be), noqa comments added
     changed_files: int = 0
