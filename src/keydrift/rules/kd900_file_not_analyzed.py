@@ -14,7 +14,8 @@ class FileNotParsed(Rule):
     ## What it does
     Reports, once per file, a file that is not valid Python keydrift can parse: a syntax error
     (on its line), an undecodable encoding or NUL bytes (on line 1). A file without any database
-    or normalizer vocabulary is not parsed and not reported. Code written for a newer Python
+    or normalizer vocabulary is not parsed and not reported, nor is test code that defines no
+    normalizer (no other rule reports in test code). Code written for a newer Python
     than the one keydrift runs on (a `match` statement on 3.9, `except*` before 3.11, `type X =`
     and `def f[T]()` or f-strings nesting quotes before 3.12, type parameter defaults before
     3.13, template strings before 3.14) says so: "uses syntax of Python 3.12 (type parameters);
