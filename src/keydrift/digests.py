@@ -5,7 +5,7 @@ it to OpenSSL's): importing ``hashlib`` loads OpenSSL's library, 3.4 ms of the s
 run (a one-file check takes about 0.2 s), and only this hash is needed. BLAKE2b reads about
 0.9 GB/s here, against OpenSSL's SHA-256 at 1.7 GB/s with the processor's SHA instructions: a
 one-file check of a 120-module project hashes 1.9 MB (1 ms more), a whole-project check about
-five times the project's source.
+five times its project's source.
 
 What users keep (report fingerprints, ``output/_common.short_hash``) stays SHA-256.
 """
