@@ -413,3 +413,21 @@ def test_a_shared_log_reads_back_whole_lines_only(tmp_path: Path) -> None:
     assert sorted(os.listdir(tmp_path / CACHE_DIRECTORY)) == [".gitignore", "c.log"]
     assert DiskCache(None).read_log("c.log", 0) == ([], 0)
     assert DiskCache(str(tmp_path / "gone")).read_log("c.log", 5) == ([], 5)
+
+
+def test_test_code_without_a_normalizer_keeps_no_entry_and_is_answered_again(project: Path) -> None:
+    """The engine returns nothing for such a module before analyzing it (``analysis/test_code``):
+    the cache keeps no entry for it (a project's tests were a file each in the cache folder),
+    the warm run answers it without the parser, and one that defines a normalizer is kept."""
+    cold = check(project)
+    application = len(result_entries(project))  # app/__init__.py, models.py, repo.py, tasks.py
+    write(project, {"tests/__init__.py": "", "tests/test_tick.py": TASKS})
+    assert check(project).stdout == cold.stdout
+    assert len(result_entries(project)) == application
+    write(project, {"tests/helpers.py": "def normalize_url(url):\n    return url.lower()\n"})
+    with_normalizer = check(project)
+    assert len(result_entries(project)) == application + 1
+    probe = ("import sys\nfrom keydrift.cli import main\nstatus = main(['check', '-q', '.'])\n"
+             "print('parser loaded' if 'keydrift.engine' in sys.modules else 'parser not loaded')\n")
+    warm = subprocess.run([sys.executable, "-c", probe], cwd=project, capture_output=True, text=True, timeout=300)
+    assert warm.stdout == with_normalizer.stdout + "parser not loaded\n"

@@ -1,6 +1,6 @@
 """Test code is analyzed only when it defines a function KD4 inspects: KD1, KD2, KD3 and the
 registry leave tests out, so the rest of a test module could only cost time
-(``engine._test_code_without_normalizers``)."""
+(``analysis/test_code``)."""
 
 from __future__ import annotations
 

@@ -19,9 +19,8 @@ from keydrift.analysis.parsing import SourceRejected
 from keydrift import budget as time_budget
 from keydrift.deepstack import call_with_deep_stack
 from keydrift.diskcache import EXPORT_DEPENDENCY, current_look, digest, exported_module
-from keydrift.analysis.boundary import is_test_module
-from keydrift.analysis.imports import absolute_module, import_name_for, module_name_of
-from keydrift.analysis.normalizer_names import is_normalizer
+from keydrift.analysis.imports import absolute_module, import_name_for
+from keydrift.analysis.test_code import holds_no_finding
 from keydrift.patterns import lazy
 from keydrift.source import physical_lines
 from keydrift.analysis.project import ProjectIndex, moving_to, project_index
@@ -56,8 +55,8 @@ def check_source(source: Union[str, bytes], path: str, config: Optional[Config] 
         moving_to(_absolute_path(path, config), config)
         # the prefilter may summarize the modules the file imports: a failure there is the analysis's
         with stage("prefilter"):
-            if _test_code_without_normalizers(text, path, config):
-                return []
+            if holds_no_finding(text, path, config):
+                return []  # test code without a normalizer (``analysis/test_code``)
             has_database = _checked_relevance(text, path, config)
             if not has_database and not NORMALIZER_VOCABULARY.search(text) and not _mentions_normalizer(text, config):
                 return []
@@ -162,23 +161,6 @@ def _relevance_by_project(text: str, path: str, config: Config) -> Relevance:
         project, file, _, _ = _locate(path, config)
         project.record_method_answers(file, text)
     return Relevance("methods" if consulted and _calls_database_methods(text, path, config) else "", consulted)
-
-
-# A function definition's name (``def`` or ``async def``).
-_DEFINED_NAME = lazy(r"\bdef\s+(\w+)")
-
-
-def _test_code_without_normalizers(text: str, path: str, config: Config) -> bool:
-    """Whether the file is test code (``boundary.is_test_module``) that defines no function KD4
-    would inspect. Test code holds no finding of KD1, KD2 or KD3, nor of the registry: each
-    leaves tests out (tests store fixtures in whatever form a test needs). KD4 inspects only
-    the functions named like normalizers (``normalizer_names.is_normalizer``), wherever they
-    are; a test module that defines none is therefore not analyzed at all, like a file
-    without vocabulary (on the small corpus, 392 test modules, 97,000 of 246,000 lines, were
-    38% of a cold check's analysis)."""
-    if not is_test_module(module_name_of(path, config)):
-        return False
-    return not any(is_normalizer(name, config) for name in set(_DEFINED_NAME.findall(text)))
 
 
 def _checked_relevance(text: str, path: str, config: Config) -> bool:

@@ -23,6 +23,7 @@ from keydrift.diskcache import (  # noqa: F401 - one_look, new_look: the results
     directory_state, file_digest, keep_digests, methods_asked, new_look, one_look, read_kept_digests,
 )
 from keydrift.filestate import files_state_once
+from keydrift.source import SourceError, decode_source
 from keydrift.types import Config, Finding, FixFacts, Location, Span
 
 if TYPE_CHECKING:
@@ -42,6 +43,8 @@ def check_cached(source: Union[str, bytes], path: str, config: Config, tree: "Op
         from keydrift.engine import check_source
 
         return _respelled(check_source(source, path, config, tree), path, spelled)
+    if _holds_no_finding(source, path, config):
+        return []
     data = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
     cache = _cache_for(config)
     key = _entry_key(path, config, cache)
@@ -79,6 +82,8 @@ def cached_findings(data: bytes, path: str, config: Config, confirm: bool = Fals
     if not config.cache:
         return _MISS
     spelled, path = path, _canonical(path)
+    if _holds_no_finding(data, path, config):
+        return CacheLookup([])
     cache = _cache_for(config)
     found = _lookup(cache, _entry_key(path, config, cache), source_digest or digest(data), path, config, confirm)
     return found if found.findings is None else found._replace(findings=_respelled(found.findings, path, spelled))
@@ -108,6 +113,23 @@ def _lookup(cache: DiskCache, key: str, source_digest: str, path: str, config: C
         return CacheLookup([_finding_from_json(item) for item in entry["findings"]])
     except (KeyError, TypeError, ValueError, AttributeError):
         return _MISS  # a damaged entry is a miss
+
+
+def _holds_no_finding(source: Union[str, bytes], path: str, config: Config) -> bool:
+    """Test code that defines no normalizer (``analysis/test_code``): the engine would return no
+    finding before analyzing it, so no entry is kept for it (the cache folder of a project
+    with many tests held an entry per test module, each a new file), and the answer is given
+    again instead of read. A text that cannot be decoded or holds NUL bytes is the engine's to
+    report (KD900)."""
+    from keydrift.analysis.test_code import defines_a_normalizer, is_test_code  # no parser: see the module
+
+    if not is_test_code(path, config):
+        return False
+    try:
+        text = decode_source(source) if isinstance(source, bytes) else source
+    except SourceError:
+        return False
+    return "\x00" not in text and not defines_a_normalizer(text, config)
 
 
 def _canonical(path: str) -> str:

@@ -18,7 +18,6 @@ calls it, goes only into a logger call, ``print`` or a template (judged by where
 from __future__ import annotations
 
 import ast
-import functools
 import re
 from dataclasses import field
 from typing import Dict, FrozenSet, Iterator, List, Sequence, Set, Tuple
@@ -31,21 +30,12 @@ from keydrift.frameworks import transforms
 from keydrift.patterns import lazy
 from keydrift.records import record
 from keydrift.types import Config
+from keydrift.analysis.normalizer_naming import (  # noqa: F401 - callers import these from here too
+    is_normalizer, is_normalizer_name, looks_like_normalizer,
+)
 
-# -- which functions are normalizers ----------------------------------------------------------
+# -- which functions are normalizers (by name: ``normalizer_naming``) ------------------------
 
-KEY_WORDS = r"(?:url|uri|link|href|email|host|hostname|domain|username|login|path|slug|handle)"
-EXTRA_NORMALIZER_NAME = lazy(
-    rf"(?:^|_)(?:clean|sanitize|sanitise|standardi[sz]e|norm|canon)_\w*?{KEY_WORDS}(?:$|_|s\b)", re.I)
-# Normalizers of display text, not keys.
-DISPLAY_WORDS: FrozenSet[str] = frozenset({
-    "whitespace", "text", "html", "markdown", "markup", "display", "newline", "newlines",
-    "spaces", "space", "title", "caption", "label", "message", "content", "body", "quotes",
-    "punctuation", "line", "lines", "indent", "indentation",
-    # output: text for a log, a page or an error message, never stored as a key
-    "log", "logs", "logging", "logger", "print", "printing", "output", "redact", "redacted",
-    "mask", "masked", "debug", "error", "errors", "exception", "repr",
-})
 # Calls that take text for people to read: a normalizer whose result only ever goes there
 # builds output, not keys (``logger.info("fetching %s", sanitize_url(u))``).
 OUTPUT_RECEIVERS: FrozenSet[str] = frozenset({"logger", "log", "logging", "LOG", "LOGGER", "_log", "_logger"})
@@ -54,42 +44,6 @@ OUTPUT_FUNCTIONS: FrozenSet[str] = frozenset({
 })
 URL_WORDS: FrozenSet[str] = frozenset({"url", "urls", "uri", "link", "href", "website", "homepage", "endpoint"})
 PATH_WORDS: FrozenSet[str] = frozenset({"path", "pathname", "route"})
-
-_WORD = lazy(r"[a-z0-9]+")
-
-
-def words(name: str) -> List[str]:
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
-    return _WORD.findall(spaced.lower())
-
-
-@functools.lru_cache(maxsize=4096)
-def looks_like_normalizer(name: str) -> bool:
-    """The zero-config heuristic (see the module docstring)."""
-    if not (transforms.NORMALIZER_NAME.search(name) or EXTRA_NORMALIZER_NAME.search(name)):
-        return False
-    return not any(w in DISPLAY_WORDS for w in words(name))
-
-
-def is_normalizer_name(name: str, config: Config) -> bool:
-    """A call to ``name`` normalizes (configured or heuristic): used to recognize calls."""
-    return name in _configured_names(config) or looks_like_normalizer(name)
-
-
-def is_normalizer(name: str, config: Config) -> bool:
-    """A function definition named ``name`` is a normalizer KD4 inspects."""
-    if config.normalizers:
-        return name in _configured_names(config)
-    return looks_like_normalizer(name)
-
-
-def _configured_names(config: Config) -> FrozenSet[str]:
-    return _last_components(tuple(config.normalizers))
-
-
-@functools.lru_cache(maxsize=64)
-def _last_components(names: Tuple[str, ...]) -> FrozenSet[str]:
-    return frozenset(n.rsplit(".", 1)[-1] for n in names)
 
 
 def normalizer_functions(module: ast.Module, config: Config) -> Iterator[Tuple[str, FunctionNode]]:

@@ -39,8 +39,8 @@ from keydrift.analysis.normalizer_names import (
     output_only_functions,
     qualified_functions,
     url_parse_names,
-    words as name_words,
 )
+from keydrift.analysis.normalizer_naming import words as name_words
 from keydrift.analysis import tree
 from keydrift.analysis.url_patterns import is_pattern_argument, scheme_matched
 from keydrift.analysis.tree import (
