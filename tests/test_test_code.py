@@ -81,3 +81,38 @@ def test_configured_normalizers_decide():
     assert _analyzed(canon, "tests/test_views.py", configured)[1]
     # with normalizers configured, only those are inspected: a heuristic name no longer counts
     assert not _analyzed(NORMALIZER, "tests/test_urls.py", configured)[1]
+
+
+_NAME_PIECES = ["normalize", "normalise", "Normalize", "canonical", "canonicalise", "Canon", "clean", "sanitize",
+                "sanitise", "standardize", "standardise", "norm", "url", "email", "host", "key", "name", "slug",
+                "path", "handle", "login", "domain", "text", "get", "to", "x", "_", "__", "s", "URL", "Email"]
+
+
+def test_every_name_the_heuristic_accepts_holds_one_of_the_parts():
+    """``normalizer_naming.NORMALIZER_NAME_PARTS`` lets a test module without any of them go
+    unread name by name: every name ``looks_like_normalizer`` accepts must hold one."""
+    import random
+
+    from keydrift.analysis.normalizer_naming import NORMALIZER_NAME_PARTS, looks_like_normalizer
+
+    rng = random.Random(20261202)
+    accepted = 0
+    for _ in range(20_000):
+        name = "".join(rng.choice(_NAME_PIECES) + rng.choice(["", "_"]) for _ in range(rng.randint(1, 4)))
+        if looks_like_normalizer(name):
+            accepted += 1
+            assert any(part in name.lower() for part in NORMALIZER_NAME_PARTS), name
+    assert accepted > 1000
+
+
+def test_a_test_module_naming_no_normalizer_part_is_not_read_name_by_name(monkeypatch):
+    from keydrift.analysis import normalizer_naming, test_code
+
+    asked = []
+    monkeypatch.setattr(test_code, "is_normalizer", lambda name, config: asked.append(name) or False)
+    assert not test_code.defines_a_normalizer(MISMATCH, Config(cache=False))
+    assert asked == []
+    assert not test_code.defines_a_normalizer(MISMATCH + "def clean_up(x):\n    pass\n", Config(cache=False))
+    assert "clean_up" in asked
+    assert normalizer_naming.may_name_a_normalizer("def canon(u): pass", Config(normalizers=("app.canon",)))
+    assert not normalizer_naming.may_name_a_normalizer("def normalize(u): pass", Config(normalizers=("app.canon",)))

@@ -28,6 +28,11 @@ DISPLAY_WORDS: FrozenSet[str] = frozenset({
     "mask", "masked", "debug", "error", "errors", "exception", "repr",
 })
 
+# What every name ``looks_like_normalizer`` accepts holds, lowercased (``transforms.NORMALIZER_NAME``
+# and ``EXTRA_NORMALIZER_NAME``: normali[sz]e, canonical, clean_, saniti[sz]e_, standardi[sz]e_,
+# norm_, canon_): a text without any of them defines no such function.
+NORMALIZER_NAME_PARTS = ("normali", "canon", "clean_", "saniti", "standardi", "norm_")
+
 _WORD = lazy(r"[a-z0-9]+")
 
 
@@ -54,6 +59,15 @@ def is_normalizer(name: str, config: Config) -> bool:
     if config.normalizers:
         return name in _configured_names(config)
     return looks_like_normalizer(name)
+
+
+def may_name_a_normalizer(text: str, config: Config) -> bool:
+    """Whether ``text`` may hold the name of a function ``is_normalizer`` accepts: a configured
+    one's name, or (without configuration) a part every heuristic name holds."""
+    if config.normalizers:
+        return any(name in text for name in _configured_names(config))
+    lowered = text.lower()
+    return any(part in lowered for part in NORMALIZER_NAME_PARTS)
 
 
 def _configured_names(config: Config) -> FrozenSet[str]:

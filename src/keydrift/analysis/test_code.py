@@ -17,21 +17,26 @@ from __future__ import annotations
 
 from keydrift.analysis.boundary import is_test_module
 from keydrift.analysis.imports import module_name_of
-from keydrift.analysis.normalizer_naming import is_normalizer
+from keydrift.analysis.normalizer_naming import is_normalizer, may_name_a_normalizer
 from keydrift.patterns import lazy
 from keydrift.types import Config
 
-# A function definition's name (``def`` or ``async def``).
-_DEFINED_NAME = lazy(r"\bdef\s+(\w+)")
+# A function definition's name (``def`` or ``async def``). Without a ``\b`` before ``def``: with
+# one, the search cannot skip ahead to the letters "def" (16 times slower over a test module,
+# 0.15 ms against 0.01 ms); a name after ``xdef`` is one more name looked at, never one less.
+_DEFINED_NAME = lazy(r"def\s+(\w+)")
 
 
 def is_test_code(path: str, config: Config) -> bool:
-    return is_test_module(module_name_of(path, config))
+    # every name ``is_test_module`` accepts holds "test", and a module's name is spelled from its path
+    return "test" in path and is_test_module(module_name_of(path, config))
 
 
 def defines_a_normalizer(text: str, config: Config) -> bool:
     """Whether the text defines a function KD4 would inspect (a superset: a ``def`` in a string
     or a comment counts too)."""
+    if not may_name_a_normalizer(text, config):
+        return False  # (most test modules: a few substring searches instead of every name)
     return any(is_normalizer(name, config) for name in set(_DEFINED_NAME.findall(text)))
 
 
