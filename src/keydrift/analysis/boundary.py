@@ -31,9 +31,7 @@ def is_test_module(module_name: str) -> bool:
     parts = module_name.split(".") if module_name else []
     if not parts:
         return False
-    last = parts[-1]
-    return (any(p in _TEST_PACKAGES for p in parts[:-1]) or last.startswith("test_")
-            or last.endswith("_tests") or last in ("tests", "conftest"))
+    return any(p in _TEST_PACKAGES for p in parts[:-1]) or is_test_file(module_name) or parts[-1] == "conftest"
 
 
 def is_test_file(module_name: str) -> bool:
