@@ -467,3 +467,40 @@ def test_parallel_chunks_keep_neighbours_together_and_shrink_toward_the_end(coun
     assert sizes[0] == max(cli._SMALLEST_CHUNK, count // (jobs * 4))
     assert all(later <= earlier for earlier, later in zip(sizes, sizes[1:]))
     assert all(size <= cli._SMALLEST_CHUNK for size in sizes[-jobs:])
+
+
+def _run_the_command(probe: str) -> str:
+    """``keydrift --version`` through ``keydrift.__main__.main`` after ``probe``; its output."""
+    code = textwrap.dedent(probe) + "\nimport sys\nsys.argv = ['keydrift', '--version']\n" \
+        "from keydrift.__main__ import main\nmain()\n"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert __version__ in done.stdout
+    return done.stdout
+
+
+def test_the_command_imports_its_interface_with_the_collector_off():
+    """``keydrift.__main__.main`` (``python -m keydrift`` and the ``keydrift`` script): the
+    collections importing the interface set off were 4 ms of a one-file check's start."""
+    shown = _run_the_command("""
+        import gc, sys
+        class Watch:
+            def find_spec(self, name, path=None, target=None):
+                if name == "keydrift.cli":
+                    print("importing, collector on:", gc.isenabled(), flush=True)
+        sys.meta_path.insert(0, Watch())
+        """)
+    assert "importing, collector on: False" in shown
+
+
+def test_the_command_runs_with_the_collector_on_again():
+    shown = _run_the_command("""
+        import gc
+        import keydrift.cli
+        original = keydrift.cli.run
+        def run():
+            print("running, collector on:", gc.isenabled(), flush=True)
+            original()
+        keydrift.cli.run = run
+        """)
+    assert "running, collector on: True" in shown

@@ -16,14 +16,14 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Callable, ContextManager, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 from keydrift.analysis.facts import STORE, WRITE, Value
 from keydrift.analysis.tree import concatenated_literals, keyword_arg, segment, unspread_positional_args, unstarred
 from keydrift.analysis.values import code, last_name
 from keydrift.frameworks import sqlalchemy_orm as sqla
-from keydrift.records import record
+from keydrift.records import mutable, record
 
 Link = Tuple[str, Optional[ast.Call]]
 # The field of a write of every keyword a ``**kwargs`` parameter forwards (``create(**fields)``
@@ -32,7 +32,7 @@ Link = Tuple[str, Optional[ast.Call]]
 FORWARDED_FIELDS = "*"
 
 
-@dataclass
+@mutable
 class Key:
     """A field compared or stored by one access, before it is attached to a function."""
 
@@ -43,7 +43,7 @@ class Key:
     rewritten_by: str = ""  # the framework rewrites the key as it stores it
 
 
-@dataclass
+@mutable
 class ChainInfo:
     """What a recognized chain did: its entity, lookups, and whether it returns one record."""
 

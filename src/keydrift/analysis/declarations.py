@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from keydrift.analysis.boundary import is_test_module
@@ -40,7 +40,7 @@ from keydrift.analysis.tree import string_literal as _string
 from keydrift.analysis.values import code, dotted_name, last_name
 from keydrift.frameworks import schema
 from keydrift.patterns import lazy
-from keydrift.records import record
+from keydrift.records import mutable, record
 from keydrift.types import Config
 
 FIELD = "field"  # KD301
@@ -66,7 +66,7 @@ class Declaration:
     layer: str = "orm"  # ORM, SQL or MONGO: what a case-insensitive alternative looks like
 
 
-@dataclass
+@mutable
 class _Column:
     """A column's type as declared, and what canonicalizes it (wholly or in part)."""
 
@@ -75,7 +75,7 @@ class _Column:
     partial_by: str = ""  # a field/type class that canonicalizes only a part of the value
 
 
-@dataclass
+@mutable
 class _FieldClass:
     """A field class the module defines: whether it holds text and canonicalizes what it stores."""
 
@@ -84,7 +84,7 @@ class _FieldClass:
     partial: bool = False  # its storing methods canonicalize a part of the value only
 
 
-@dataclass
+@mutable
 class SchemaFacts:
     """What a module declares of its schema: uniqueness declarations, column types, canonical
     columns, and the names tables and columns go by."""

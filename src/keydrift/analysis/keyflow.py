@@ -8,7 +8,7 @@ import itertools
 import weakref
 from contextlib import contextmanager, nullcontext
 from copy import deepcopy
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import ContextManager, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 from keydrift.analysis.tree import (
@@ -46,6 +46,7 @@ from keydrift.budget import check_budget
 from keydrift.frameworks.schema import natural_key_kind
 from keydrift.frameworks import django_orm as django
 from keydrift.frameworks import sqlalchemy_orm as sqla
+from keydrift.records import mutable
 from keydrift.types import Config
 
 # Class methods of validation models that build an instance from a mapping.
@@ -74,7 +75,7 @@ DICT_CONSTRUCTORS = frozenset({"dict", "defaultdict", "OrderedDict"})
 _PERSISTING_METHODS = frozenset(django.SAVE_METHODS | sqla.ADD_METHODS | sqla.ADD_ALL_METHODS | sqla.FLUSH_METHODS)
 
 
-@dataclass
+@mutable
 class Record:
     """A variable holding one record fetched by key (``obj = M.objects.get(url=u)``)."""
 
@@ -86,7 +87,7 @@ class Record:
         return Record(self.entity, dict(self.fields), dict(self.pending))
 
 
-@dataclass
+@mutable
 class Instance:
     """A variable holding a new, unsaved model instance (``obj = M(url=u)``)."""
 
@@ -120,7 +121,7 @@ class ValidatedFields(dict):  # type: ignore[type-arg]
         return ValidatedFields(self.mapping, self.label)
 
 
-@dataclass
+@mutable
 class State:
     """The walker's environment at one point of a function: what each name is bound to."""
 
@@ -232,7 +233,7 @@ def _drop_cycles(bound: Dict[str, ast.expr], before: Dict[str, ast.expr]) -> Non
             bound[name] = expr
 
 
-@dataclass
+@mutable
 class ModuleInfo:
     """Facts about the module gathered before any function is walked."""
 
@@ -259,7 +260,7 @@ class ModuleInfo:
     computed: FrozenSet[Tuple[str, str]] = frozenset()
 
 
-@dataclass
+@mutable
 class ModuleFacts:
     """Everything the rules read about one module."""
 

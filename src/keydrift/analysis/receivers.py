@@ -19,7 +19,7 @@ import os
 import re
 import stat
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
 
@@ -35,6 +35,7 @@ from keydrift.analysis.values import dotted_name, last_name
 from keydrift.filestate import files_state, files_state_once, forget_state, python_file_digests, python_files, state_of
 from keydrift.forkhelp import made_by_a_helper
 from keydrift.patterns import lazy
+from keydrift.records import mutable
 from keydrift.vocabulary import known_answer, mentions_database, remember_answer, text_key
 
 _MAX_FILE_BYTES = 2_000_000
@@ -42,7 +43,7 @@ _CLASS = lazy(r"^([ \t]*)class[ \t]+(\w+)", re.M)
 _METHOD = lazy(r"^([ \t]+)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(\s*(?:self|cls)\b", re.M)
 
 
-@dataclass
+@mutable
 class ClassInfo:
     """What one class of the module declares about the objects it holds and returns."""
 

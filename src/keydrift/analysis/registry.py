@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import os
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from keydrift.analysis.facts import (
@@ -31,7 +31,7 @@ from keydrift.analysis.receivers import mentioned
 from keydrift.analysis.summaries import parameter_of
 from keydrift.analysis.tree import string_literal
 from keydrift.patterns import lazy
-from keydrift.records import record
+from keydrift.records import mutable, record
 from keydrift.types import FixFacts
 
 # Step kinds that canonicalize a key (the same input always gives the same stored form); other
@@ -394,7 +394,7 @@ class Evidence:
     use: Optional[KeyUse] = None  # None for a model rewrite
 
 
-@dataclass
+@mutable
 class KeyRecord:
     """Every use of one ``entity.field`` in the project."""
 

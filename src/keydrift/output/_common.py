@@ -4,13 +4,13 @@ fingerprints that survive edits which only move code."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from keydrift.records import record
 from keydrift.types import Finding
 
 
-@dataclass(frozen=True)
+@record
 class ReportContext:
     """What a formatter may need beyond the findings: the project root that SARIF and GitLab
     paths are made relative to."""
