@@ -2,6 +2,7 @@
 detection logic that the annotated cases under fixtures/cases do not pin down one by one."""
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -615,3 +616,53 @@ def test_the_modules_beside_are_parsed_once_for_their_forms_and_their_writes(tmp
         source if isinstance(source, str) else source.decode()) or real(source, *args, **kwargs))
     assert _beside(tmp_path, _BESIDE, monkeypatch) == ([], True)
     assert sum("def join(" in source for source in parsed) == 1
+
+
+# KD3 reads a module's declarations only when its text spells a word every declaration does
+# (``declarations.may_declare_a_key``).
+_DECLARING_SHAPES = [
+    "class Page(models.Model):\n    url = models.URLField(unique=True)\n",
+    "class Page(Model):\n    url = CharField()\n    class Meta:\n        indexes = (((\"url\",), True),)\n",
+    "class Page(Base):\n    __table_args__ = (UniqueConstraint(\"url\"),)\n",
+    "class Meta:\n    unique_together = [(\"a\", \"b\")]\n",
+    "db.pages.create_index(\"url\", unique=True)\n",
+    "SQL = 'CREATE TABLE pages (url TEXT Primary Key)'\n",
+    "id = Column(Integer, primary_key=True)\n",
+]
+
+
+@pytest.mark.parametrize("text", _DECLARING_SHAPES)
+def test_every_declaration_shape_spells_a_declaring_word(text):
+    from keydrift.analysis.declarations import may_declare_a_key
+
+    assert may_declare_a_key(text)
+
+
+def test_a_module_without_a_declaring_word_is_not_read_for_declarations():
+    from keydrift.analysis.declarations import may_declare_a_key
+
+    assert not may_declare_a_key("def tidy(url):\n    return url.strip()\n")
+
+
+def test_no_case_declares_a_key_the_text_gate_would_skip():
+    """Over every module of the annotated cases: what the schema reader reads as a declaration
+    is in a text the gate lets through."""
+    import ast as python_ast
+
+    from keydrift.analysis.declarations import SchemaReader, may_declare_a_key
+    from keydrift.types import Config
+
+    cases = Path(__file__).resolve().parent.parent / "fixtures" / "cases"
+    declaring = 0
+    for path in sorted(cases.rglob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        try:
+            module = python_ast.parse(text)
+        except SyntaxError:
+            continue
+        reader = SchemaReader(Config())
+        reader.read(module)
+        if reader.facts.declarations:
+            declaring += 1
+            assert may_declare_a_key(text), path
+    assert declaring >= 20

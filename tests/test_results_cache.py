@@ -353,11 +353,13 @@ def test_an_importers_result_stands_when_what_it_read_of_a_module_is_the_same(pr
 
 def test_an_importer_the_prefilter_skipped_stands_while_the_module_it_imports_still_reads_no_key(
         project: Path, monkeypatch) -> None:
-    """A module without vocabulary whose imports read and write no key is not analyzed; what
-    its result depends on of the module it imports is the summaries of what it takes from it,
-    not the whole module: a function added there leaves the result standing, even one that
-    writes a key by its parameter (the importer cannot call it), and an edit that makes the
-    function it takes write a key has it checked again."""
+    """A module without vocabulary whose imports read and write no key is not analyzed. While
+    the module it imports says nothing that may touch a key and imports nothing new, its result
+    stands (``ProjectIndex.quiet_closure``: a function added there); once it imports a module
+    that writes keys, the importer is checked again, and from then on what its result depends
+    on is the summaries of what it takes: a function that writes a key by its parameter
+    (the importer cannot call it) leaves it standing, an edit that makes the function it takes
+    write a key has it checked again."""
     from keydrift import results
     from keydrift.config import load_config
 
@@ -384,6 +386,9 @@ def test_an_importer_the_prefilter_skipped_stands_while_the_module_it_imports_st
     assert run() == [] and analyzed == []
     write(project, {"app/text.py": "from app.repo import save_result\n\n" + text
                     + "\ndef keep(url):\n    save_result(url)\n"})
+    assert run() == [] and analyzed == ["app/views.py"]
+    write(project, {"app/text.py": "from app.repo import save_result\n\n" + text
+                    + "\ndef keep(url):\n    save_result(url)\n\ndef store(url):\n    save_result(url)\n"})
     assert run() == [] and analyzed == []
     write(project, {"app/text.py": "from app.repo import save_result\n\n"
                     + text.replace("return text.upper()", "save_result(text)\n    return text.upper()")})

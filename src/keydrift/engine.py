@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import os
 import re
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from keydrift.analysis.facts import RawFinding
 from keydrift.analysis.keyflow import ModuleFacts
@@ -21,6 +21,7 @@ from keydrift.deepstack import call_with_deep_stack
 from keydrift.diskcache import EXPORT_DEPENDENCY, current_look, digest, exported_module
 from keydrift.analysis.imports import absolute_module, import_name_for
 from keydrift.analysis.test_code import holds_no_finding
+from keydrift.analysis.text_relevance import relevant_by_text
 from keydrift.patterns import lazy
 from keydrift.source import physical_lines
 from keydrift.analysis.project import ProjectIndex, moving_to, project_index
@@ -30,7 +31,7 @@ from keydrift.analysis.positions import resolve_positions
 from keydrift.analysis.receivers import called_database_methods, calls_resolvable_methods
 from keydrift.source import ANALYSIS_ERROR, PARSE_ERROR, SourceError, decode_source  # noqa: F401 - engine API
 from keydrift.timing import count, stage
-from keydrift.vocabulary import NORMALIZER_VOCABULARY, mentions_database
+from keydrift.vocabulary import NORMALIZER_VOCABULARY
 from keydrift.types import Config, Finding
 
 
@@ -176,16 +177,6 @@ def _relevance_key(path: str, config: Config) -> str:
                  config.normalizers))
 
 
-def relevant_by_text(text: str, config: Config) -> bool:
-    """``database_relevant`` decided by the text alone: database vocabulary or a configured wrapper."""
-    return mentions_database(text) or _mentions_wrapper(text, config)
-
-
-def _mentions_wrapper(text: str, config: Config) -> bool:
-    """A configured reader/writer wrapper is database vocabulary too."""
-    return any(called_name(entry) in text for entry in (*config.readers, *config.writers, *config.tables))
-
-
 def _mentions_normalizer(text: str, config: Config) -> bool:
     return any(called_name(name) in text for name in config.normalizers)
 
@@ -257,7 +248,7 @@ def _imports_database_helpers(text: str, path: str, config: Config) -> bool:
     for match in _IMPORT.finditer(text):
         relative, names, plain = match.groups()
         if plain:
-            if project.module_export(plain, file).reads_or_writes_keys():
+            if _module_touches_keys(project, plain, file):
                 return True
         elif _taken_names_touch_keys(project, file, *_from_import(relative, names, module_name, is_package),
                                      _all_names_read(text, match)):
@@ -265,15 +256,23 @@ def _imports_database_helpers(text: str, path: str, config: Config) -> bool:
     return False
 
 
-def _taken_names_touch_keys(project: Any, file: str, base: str, names: List[str], complete: bool) -> bool:
+def _module_touches_keys(project: ProjectIndex, module_name: str, file: str) -> bool:
+    """Whether a function of the module reads or writes a key: no, without making its export,
+    when neither it nor anything it imports says a word that may (``quiet_closure``)."""
+    return not project.quiet_closure(module_name, file) and project.module_export(module_name, file).reads_or_writes_keys()
+
+
+def _taken_names_touch_keys(project: ProjectIndex, file: str, base: str, names: List[str], complete: bool) -> bool:
     """Whether what ``from base import names`` brings in reads or writes a key: a submodule by
     any of its functions; a function or class of ``base`` by its own summaries (the module can
     call nothing else of ``base`` through the names it took); any other name, or the names of
     an import that goes on past its line (``complete`` False), by any function of ``base``."""
     if not base:
-        return any(project.module_export(name, file).reads_or_writes_keys() for name in names)
-    if any(project.module_export(f"{base}.{name}", file).reads_or_writes_keys() for name in names):
+        return any(_module_touches_keys(project, name, file) for name in names)
+    if any(_module_touches_keys(project, f"{base}.{name}", file) for name in names):
         return True
+    if project.quiet_closure(base, file):
+        return False
     export = project.module_export(base, file)
     return export.reads_or_writes_keys_of(names) if complete else export.reads_or_writes_keys()
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import ast
 import os
 import re
-from typing import Dict, Iterator, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
+from keydrift.patterns import lazy
 from keydrift.types import Config
 
 Bound = Tuple[str, str, str]  # local name, module, symbol ("" when the name is the module)
@@ -148,3 +149,102 @@ def bindings(module: ast.Module, module_name: str = "", is_package: bool = False
                 yield (alias.asname if alias.asname is not None else alias.name), base, alias.name
 
 
+
+
+# Import statements read from a module's text, without parsing it (``imported_modules``): a
+# ``from`` import with its names on one line, continued with backslashes, or in parentheses
+# over several lines; a plain ``import`` with its modules on one line or continued.
+_FROM_STATEMENT = lazy(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]*(\([^)]*\)|(?:[^\n\\]|\\\n)*)", re.M)
+_PLAIN_STATEMENT = lazy(r"^[ \t]*import[ \t]+((?:[^\n\\]|\\\n)*)", re.M)
+_IMPORT_WORD = lazy(r"\bimport\b")
+_DOTTED = lazy(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_NAME = lazy(r"[A-Za-z_]\w*|\*")
+
+
+def imported_modules(text: str, module_name: str, is_package: bool) -> Optional[Tuple[str, ...]]:
+    """Every module an import statement anywhere in the text (a function's, a ``TYPE_CHECKING``
+    block's) may bring a function from: ``import a.b`` -> a, a.b; ``from .c import d`` in
+    package ``app.x`` -> app.c, app.c.d (``d`` may be a submodule). None when the text says
+    ``import`` outside a statement read here (a ``;`` or ``if x: import y`` line, a string, an
+    unusual spelling): what the module imports is then not known from its text."""
+    found: Dict[str, None] = {}
+    spans = []
+    for match in _FROM_STATEMENT.finditer(text):
+        names = _names_taken(match.group(2), text, match.end())
+        if names is None:
+            return None
+        relative = match.group(1)
+        target = relative.lstrip(".")
+        base = absolute_module(target, len(relative) - len(target), module_name, is_package)
+        base = target if base is None else base
+        for name in ([base] if base else []) + [f"{base}.{n}" if base else n for n in names if n != "*"]:
+            found[name] = None
+        spans.append(match.span())
+    for match in _PLAIN_STATEMENT.finditer(text):
+        modules = _modules_listed(match.group(1), text, match.end())
+        if modules is None:
+            return None
+        for dotted in modules:
+            parts = dotted.split(".")
+            for end in range(1, len(parts) + 1):
+                found[".".join(parts[:end])] = None
+        spans.append(match.span())
+    if not _every_import_read(text, spans):
+        return None
+    return tuple(found)
+
+
+def _names_taken(written: str, text: str, end: int) -> Optional[List[str]]:
+    """The names of ``from x import <written>`` (``a``, ``b as c``, ``*``); None when the
+    statement goes on past what was read or holds something else (a comment in parentheses)."""
+    if written.startswith("("):
+        if "#" in written or not _line_ends(text, end, comment=True):
+            return None
+        written = written[1:-1]
+    elif not _line_ends(text, end):
+        return None
+    return _items(written, _NAME)
+
+
+def _modules_listed(written: str, text: str, end: int) -> Optional[List[str]]:
+    """The modules of ``import <written>`` (``a.b``, ``a.b as c``); None as ``_names_taken``."""
+    return _items(written, _DOTTED) if _line_ends(text, end) else None
+
+
+def _items(written: str, form: "re.Pattern[str]") -> Optional[List[str]]:
+    """The names of an import's comma-separated items (``name`` or ``name as alias``), a
+    trailing comment left out; None when one is not of ``form``."""
+    found = []
+    for item in written.split("#", 1)[0].replace("\\\n", " ").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        name = item.split(" as ")[0].strip()
+        if not form.fullmatch(name):
+            return None
+        found.append(name)
+    return found or None
+
+
+def _line_ends(text: str, end: int, comment: bool = False) -> bool:
+    """Whether the statement read up to ``end`` ends its line there (after a closing
+    parenthesis, a comment may follow); a backslash that continues nothing stops a read short."""
+    if not comment:
+        return end >= len(text) or text[end] == "\n"
+    line_end = text.find("\n", end)
+    rest = (text[end:] if line_end < 0 else text[end:line_end]).strip()
+    return not rest or rest.startswith("#")
+
+
+def _every_import_read(text: str, spans: list) -> bool:
+    """Whether every ``import`` word of the text is inside a statement read, or on a line that is
+    a comment."""
+    spans.sort()
+    for match in _IMPORT_WORD.finditer(text):
+        where = match.start()
+        if any(start <= where < end for start, end in spans):
+            continue
+        line_start = text.rfind("\n", 0, where) + 1
+        if not text[line_start:where].lstrip().startswith("#"):
+            return False
+    return True

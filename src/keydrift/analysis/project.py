@@ -23,7 +23,9 @@ from keydrift.diskcache import (
     code_fingerprint, current_look, digest as _digest, directory_state, file_digest, importable_names,
     methods_dependency,
 )
-from keydrift.analysis.imports import SOURCE_ROOTS, forget_packages, import_name_for, module_name_for  # noqa: F401 - the index's API
+from keydrift.analysis.imports import (  # noqa: F401 - module_name_for: the index's API
+    SOURCE_ROOTS, forget_packages, import_name_for, imported_modules, module_name_for,
+)
 from keydrift.analysis.boundary import is_test_file
 from keydrift.analysis.facts import step_kinds, steps_from_json, steps_to_json
 from keydrift.records import record
@@ -35,6 +37,7 @@ from keydrift.analysis.receivers import (
 )
 from keydrift.analysis.registry import EMPTY_KEYS, ModuleKeys, keys_from_json, keys_to_json, module_keys
 from keydrift.analysis.summaries import FunctionSummary, SummaryAccess, from_json, to_json
+from keydrift.analysis.text_relevance import may_touch_keys_by_text
 from keydrift.analysis.tree import current_source_lines, source_lines
 from keydrift.deepstack import call_with_deep_stack
 from keydrift.source import SourceError, decode_source
@@ -130,6 +133,11 @@ class ProjectIndex:
         # export, how many of its functions had been asked for then, the value
         self.partials: Dict[int, Tuple["DemandedExport", int, str]] = {}
         self.names: Dict[str, str] = {}  # file -> its module name
+        # (file, digest) -> what ``quiet_closure`` reads of its text: its record's value and the
+        # modules it imports, None when it may touch a key itself; and the modules reached from
+        # a module's file (name, file, value, imports), None when one may, within one look
+        self.quiet_texts: Dict[Tuple[str, str], Optional[Tuple[str, Tuple[str, ...]]]] = {}
+        self.quiet_closures: Dict[str, Tuple[object, Optional[List[Tuple[str, str, str, Tuple[str, ...]]]]]] = {}
         self.analyzed_with: Optional[FrozenSet[str]] = None  # the database methods the kept analyses resolved by
         self.directory = ""  # the top-level directory (under the root) of the file being worked on
         self._config_key = ""
@@ -203,7 +211,8 @@ class ProjectIndex:
         again, the same, if asked for (the stored ones read back with a disk cache). The method
         index stays: it is the whole project's."""
         for memo in (self.modules, self.paths, self.lookups, self.absent, self.near_paths, self.listed,
-                     self.bases, self.importers, self.names, self.fingerprints, self.partials, self.unchanged, self.looked_in):
+                     self.bases, self.importers, self.names, self.fingerprints, self.partials, self.unchanged, self.looked_in,
+                     self.quiet_texts, self.quiet_closures):
             memo.clear()
         self._let_go_of_trees()
         count("indexes let go")
@@ -365,6 +374,105 @@ class ProjectIndex:
 
     def file_hash(self, path: str) -> Optional[str]:
         return file_digest(path)
+
+    def quiet_closure(self, module_name: str, near: str = "") -> bool:
+        """Whether no function of the module can read or write a key, told from texts alone: the
+        module and every module it imports, and they in turn, say nothing ``may_touch_keys_by_text``
+        looks for (database vocabulary, a configured wrapper, a method the index may resolve).
+        The engine's prefilter asks it of a module's imports before it reads their exports:
+        deciding that a module without vocabulary of its own takes none from its imports made the
+        summaries of their functions, and of their imports' functions, to find no access (a
+        third of a cold check). A "yes" is recorded as what it rests on: each module's file,
+        the directories its imports were looked up in, and an export record (``_QUIET``) that
+        holds while the module says none of those things and imports the same modules
+        (``_quiet_record_holds``); each module reached has its own. Outside a disk cache, as
+        for exports, only the files."""
+        start = self.path_for(module_name, near) if module_name else None
+        if start is None:
+            return True  # no module of the project: nothing is read, as of ``module_export``
+        nodes = self._quiet_nodes(start, self.module_name_of(start) or module_name)
+        if nodes is None:
+            return False
+        for name, path, value, imported in nodes:
+            self._record_quiet(name, path, value)
+            for target in imported:
+                self.path_for(target, path)  # the directories of its lookups, recorded again
+        return True
+
+    def _quiet_nodes(self, start: str, name: str) -> Optional[List[Tuple[str, str, str, Tuple[str, ...]]]]:
+        """The modules ``quiet_closure`` reaches from the file ``start``, None when one may touch
+        a key; found once per look."""
+        look = current_look()
+        known = self.quiet_closures.get(start)
+        if known is not None and look is not None and known[0] is look:
+            return known[1]
+        nodes: Optional[List[Tuple[str, str, str, Tuple[str, ...]]]] = []
+        seen = {start}
+        pending = [(name, start)]
+        while pending and nodes is not None:
+            name, path = pending.pop()
+            facts = self._quiet_text(path)
+            if facts is None:
+                nodes = None
+                break
+            nodes.append((name, path, *facts))
+            for target in facts[1]:
+                found = self.path_for(target, path)
+                if found is not None and found not in seen:
+                    seen.add(found)
+                    pending.append((self.module_name_of(found) or target, found))
+        if look is not None:
+            self.quiet_closures[start] = (look, nodes)
+        return nodes
+
+    def _quiet_text(self, path: str) -> Optional[Tuple[str, Tuple[str, ...]]]:
+        """(its record's value, the modules it imports) of a module whose text says nothing that
+        may touch a key and whose imports are all read (``imports.imported_modules``); None
+        otherwise, or for a file that cannot be read. Kept by the file's digest."""
+        digest = file_digest(path)
+        if digest is None:
+            return None
+        key = (path, digest)
+        if key not in self.quiet_texts:
+            self.quiet_texts[key] = self._read_quiet_text(path)
+        return self.quiet_texts[key]
+
+    def _read_quiet_text(self, path: str) -> Optional[Tuple[str, Tuple[str, ...]]]:
+        try:
+            with open(path, "rb") as handle:
+                text = decode_source(handle.read())
+        except (OSError, SourceError):
+            return None
+        if "\x00" in text or may_touch_keys_by_text(text, self.config):
+            return None
+        module_name, is_package = import_name_for(path, self.root)
+        imported = imported_modules(text, module_name, is_package)
+        if imported is None:
+            return None
+        return _QUIET + _digest("\n".join(imported).encode("utf-8", "surrogatepass")), imported
+
+    def _record_quiet(self, name: str, path: str, value: str) -> None:
+        """What a "yes" of ``quiet_closure`` rests on for one module: its file, and (with a disk
+        cache) its record, which never replaces one of its export read in the same frame."""
+        files = {path: file_digest(path) or ""}
+        self._record(files)
+        if self.building:
+            self.building[-1][1].update(files)
+        if self.cache.directory is None:
+            return
+        dependency = export_dependency(name, path)
+        for frame in [*self.recordings, *([self.building[-1][1]] if self.building else [])]:
+            frame.setdefault(dependency, value)
+
+    def _quiet_record_holds(self, module_name: str, path: str, recorded: str) -> bool:
+        """Whether a module ``quiet_closure`` recorded still says nothing that may touch a key and
+        imports the same modules; recorded again, in the frame that asks."""
+        path = os.path.normpath(os.path.abspath(path))
+        facts = self._quiet_text(path)
+        if facts is None or facts[0] != recorded:
+            return False
+        self._record_quiet(module_name, path, recorded)
+        return True
 
     def module_summaries(self, module_name: str, near: str = "") -> Dict[str, FunctionSummary]:
         return self.module_export(module_name, near).summaries
@@ -583,6 +691,9 @@ class ProjectIndex:
         """Whether the module's export, as the importer's analysis would now read it (in the
         importer's frame: an import cycle back to it is cut short as it would be), tells what
         the importer read of it (``recorded``)."""
+        if recorded.startswith(_QUIET):
+            with self.module_frame(importer_name, importer, importer_digest):
+                return self._quiet_record_holds(module_name, path, recorded)
         with self.module_frame(importer_name, importer, importer_digest):
             export = self._export_at(module_name, os.path.normpath(os.path.abspath(path)))
         return self.holds(export, recorded)  # (one made on demand: made outside the importer's frame)
@@ -706,7 +817,9 @@ class ProjectIndex:
             return None
         self.building.append((module_name, {path: digest}))
         try:
-            same = all(self.holds(self._export_at(*exported_module(dependency)), recorded)
+            same = all(self._quiet_record_holds(*exported_module(dependency), recorded)
+                       if isinstance(recorded, str) and recorded.startswith(_QUIET)
+                       else self.holds(self._export_at(*exported_module(dependency)), recorded)
                        for dependency, recorded in reads.items())
         finally:
             _, frame = self.building.pop()
@@ -905,6 +1018,7 @@ def _taken(functions: Sequence[str], names: Sequence[str]) -> Optional[List[str]
 # and the same after the prefilter's question of it was answered "no" (``reads_or_writes_keys``)
 _PARTIAL = "partial:"
 _NONE_READ = "none:"
+_QUIET = "quiet:"  # an export never read: ``quiet_closure`` found it could touch no key
 
 
 def _summary_json(export: "ModuleExport", name: str) -> Optional[Dict[str, Any]]:

@@ -53,11 +53,12 @@ from keydrift.analysis.declarations import (
     SchemaReader,
     is_migration_script,
     kinds_named,
+    may_declare_a_key,
     not_production_schema,
 )
 from keydrift.analysis.normalizer_names import is_normalizer_name, module_name_of
 from keydrift.analysis.parsing import SourceRejected
-from keydrift.analysis.tree import walk
+from keydrift.analysis.tree import current_source_lines, walk
 from keydrift.diskcache import digest
 from keydrift.frameworks import schema
 from keydrift.patterns import lazy
@@ -91,7 +92,9 @@ def uncanonical_keys(facts: object) -> List[UncanonicalKey]:
         return _last[0][1]
     config: Config = getattr(facts, "config", None) or Config()
     result: List[UncanonicalKey] = []
-    if not not_production_schema(module_name_of(getattr(facts, "path", ""), config)) \
+    lines = current_source_lines()  # (None outside an analysis: read every module then)
+    if (lines is None or may_declare_a_key("".join(lines))) \
+            and not not_production_schema(module_name_of(getattr(facts, "path", ""), config)) \
             and not is_migration_script(module):
         reader = SchemaReader(config)
         reader.read(module)
