@@ -19,7 +19,7 @@ from keydrift.analysis.parsing import SourceRejected
 from keydrift import budget as time_budget
 from keydrift.deepstack import call_with_deep_stack
 from keydrift.diskcache import EXPORT_DEPENDENCY, current_look, digest, exported_module
-from keydrift.analysis.imports import absolute_module, import_name_for
+from keydrift.analysis.imports import from_import_base, import_name_for
 from keydrift.analysis.test_code import holds_no_finding
 from keydrift.analysis.text_relevance import relevant_by_text
 from keydrift.patterns import lazy
@@ -299,10 +299,8 @@ def _calls_database_methods(text: str, path: str, config: Config) -> bool:
 
 def _from_import(relative: str, names: str, module_name: str, is_package: bool) -> Tuple[str, List[str]]:
     """The module of ``from relative import names`` (absolute; "" for none) and the names taken."""
-    target = relative.lstrip(".")
-    base = absolute_module(target, len(relative) - len(target), module_name, is_package)
-    base = target if base is None else base  # above the top package: try it as written
-    return base or "", [n.split(" as ")[0].strip() for n in names.split(",") if n.strip()]
+    base = from_import_base(relative, module_name, is_package)  # above the top package: as written
+    return base, [n.split(" as ")[0].strip() for n in names.split(",") if n.strip()]
 
 
 def _file_error(code: str, path: str, message: str, line: int = 1) -> Finding:

@@ -134,6 +134,15 @@ def absolute_module(target: str, level: int, module_name: str, is_package: bool)
     return ".".join(base + ([target] if target else []))
 
 
+def from_import_base(relative: str, module_name: str, is_package: bool) -> str:
+    """The module ``from <relative> import ...`` names inside ``module_name`` (``relative`` as
+    written, its leading dots included), kept as written when the dots climb above the top
+    package; "" for ``from . import x`` at the top."""
+    target = relative.lstrip(".")
+    base = absolute_module(target, len(relative) - len(target), module_name, is_package)
+    return target if base is None else base
+
+
 def bindings(module: ast.Module, module_name: str = "", is_package: bool = False) -> Iterator[Bound]:
     """What the top-level imports of a module bind (``from x import *`` binds nothing)."""
     for statement in module.body:
@@ -147,8 +156,6 @@ def bindings(module: ast.Module, module_name: str = "", is_package: bool = False
                 base = "." * statement.level + target
             for alias in statement.names:
                 yield (alias.asname if alias.asname is not None else alias.name), base, alias.name
-
-
 
 
 # Import statements read from a module's text, without parsing it (``imported_modules``): a
@@ -173,10 +180,7 @@ def imported_modules(text: str, module_name: str, is_package: bool) -> Optional[
         names = _names_taken(match.group(2), text, match.end())
         if names is None:
             return None
-        relative = match.group(1)
-        target = relative.lstrip(".")
-        base = absolute_module(target, len(relative) - len(target), module_name, is_package)
-        base = target if base is None else base
+        base = from_import_base(match.group(1), module_name, is_package)
         for name in ([base] if base else []) + [f"{base}.{n}" if base else n for n in names if n != "*"]:
             found[name] = None
         spans.append(match.span())
@@ -239,7 +243,6 @@ def _line_ends(text: str, end: int, comment: bool = False) -> bool:
 def _every_import_read(text: str, spans: list) -> bool:
     """Whether every ``import`` word of the text is inside a statement read, or on a line that is
     a comment."""
-    spans.sort()
     for match in _IMPORT_WORD.finditer(text):
         where = match.start()
         if any(start <= where < end for start, end in spans):

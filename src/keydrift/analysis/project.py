@@ -394,10 +394,11 @@ class ProjectIndex:
         nodes = self._quiet_nodes(start, self.module_name_of(start) or module_name)
         if nodes is None:
             return False
-        for name, path, value, imported in nodes:
-            self._record_quiet(name, path, value)
-            for target in imported:
-                self.path_for(target, path)  # the directories of its lookups, recorded again
+        if self.recordings or self.building:  # (nothing records the answer otherwise)
+            for name, path, value, imported in nodes:
+                self._record_quiet(name, path, value)
+                for target in imported:
+                    self.path_for(target, path)  # the directories of its lookups, recorded again
         return True
 
     def _quiet_nodes(self, start: str, name: str) -> Optional[List[Tuple[str, str, str, Tuple[str, ...]]]]:
