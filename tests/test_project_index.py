@@ -501,7 +501,7 @@ def test_a_cache_entry_is_written_in_pieces_of_one_member_each(tmp_path: Path, m
     from keydrift import diskcache
 
     modules = {f"/project/app/module{number}.py": {"digest": str(number), "deps": {"a.py": "x" * 50}}
-               for number in range(200)}
+               for number in range(diskcache._MEMBERS_IN_ONE_PIECE + 1)}
     entry = {"modules": modules, "state": ["kept", 1], "empty": {}}
     pieces = list(diskcache.json_pieces(entry))
     assert "".join(pieces) == json.dumps(entry)
@@ -519,6 +519,18 @@ def test_a_cache_entry_is_written_in_pieces_of_one_member_each(tmp_path: Path, m
     cache.store("m-entry", entry)
     assert written[-1] < 200
     assert cache.load("m-entry")["modules"] == modules
+
+
+def test_an_entry_with_few_members_is_written_in_one_piece() -> None:
+    """A file's result or export (thousands in a cold run) is one ``json.dumps``, the same text."""
+    import json
+    from keydrift import diskcache
+
+    entry = {"digest": "d", "deps": {f"/project/app/module{n}.py": str(n) for n in range(diskcache._MEMBERS_IN_ONE_PIECE)},
+             "findings": [["KD101", 3]]}
+    assert list(diskcache.json_pieces(entry)) == [json.dumps(entry)]
+    entry["more"] = {"one": 1}
+    assert len(list(diskcache.json_pieces(entry))) > 1 and "".join(diskcache.json_pieces(entry)) == json.dumps(entry)
 
 
 def test_an_analysis_let_go_is_freed_without_the_cycle_collector() -> None:
