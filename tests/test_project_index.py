@@ -530,7 +530,8 @@ def test_an_entry_with_few_members_is_written_in_one_piece() -> None:
              "findings": [["KD101", 3]]}
     assert list(diskcache.json_pieces(entry)) == [json.dumps(entry)]
     entry["more"] = {"one": 1}
-    assert len(list(diskcache.json_pieces(entry))) > 1 and "".join(diskcache.json_pieces(entry)) == json.dumps(entry)
+    assert len(list(diskcache.json_pieces(entry))) > 1
+    assert "".join(diskcache.json_pieces(entry)) == json.dumps(entry)
 
 
 def test_an_analysis_let_go_is_freed_without_the_cycle_collector() -> None:
