@@ -169,12 +169,14 @@ def _read_rss(rss_file: Optional[str]) -> Optional[int]:
 
 
 def median_run(runs: List[Run]) -> Run:
-    """The run with the median time; the peak RSS is the largest of all runs."""
+    """The run with the median time; the peak RSS is the largest of all runs, and the exit
+    status the first that is not 0 (a run that failed counts as a bad exit, median or not)."""
     ordered = sorted(runs, key=lambda r: r.seconds)
     chosen = ordered[(len(ordered) - 1) // 2]
     rss = [r.max_rss_bytes for r in runs if r.max_rss_bytes is not None]
     seconds = statistics.median(r.seconds for r in runs)
-    return Run(seconds, chosen.returncode, "".join(r.stderr for r in runs), max(rss) if rss else None)
+    failed = next((r.returncode for r in runs if r.returncode != 0), chosen.returncode)
+    return Run(seconds, failed, "".join(r.stderr for r in runs), max(rss) if rss else None)
 
 
 # --- the corpus -------------------------------------------------------------------------------
@@ -505,7 +507,7 @@ def measure_start_up(name: str, tree: Path, touched: str, baseline_python: str,
     for kind, runs in timed.items():
         series.setdefault(kind, []).extend(runs)
         seconds = ", ".join(f"{run.seconds:.2f}" for run in runs)
-        log(f"[{name}] {kind}: {seconds} s (exit {max(run.returncode for run in runs)})")
+        log(f"[{name}] {kind}: {seconds} s (exits {', '.join(str(run.returncode) for run in runs)})")
 
 
 def measure_growth(name: str, tree: Path, stats: TreeStats, jobs: int, report: str, full: Run) -> List[dict]:
