@@ -210,6 +210,9 @@ HELPERS = """
     class Keeper:
         def keep(self, email):
             add_account(email)
+
+    KEEPER = Keeper()
+    TIMEOUT = SETTINGS["timeout"] if "timeout" in SETTINGS else 30
 """
 
 
@@ -220,16 +223,38 @@ HELPERS = """
     # a class it takes: its methods are the module's to call
     ("from app.helpers import Keeper\n\ndef show(n):\n    Keeper().keep(n)\n", "imports"),
     ("from app.helpers import keep as remember\n\ndef show(n):\n    remember(n)\n", "imports"),
-    # a name that is no function or class of the helpers: any of their functions may be behind it
-    ("from app.helpers import SETTINGS, shout\n\ndef show(n):\n    return shout(n)\n", "imports"),
-    # an import going on past its line: the names not read may be any of them
-    ("from app.helpers import (shout,\n    other)\n\ndef show(n):\n    return shout(n)\n", "imports"),
-    ("from app.helpers import shout, \\\n    other\n\ndef show(n):\n    return shout(n)\n", "imports"),
+    # a variable bound only to data (a literal, what is made of it): no way into their code
+    ("from app.helpers import SETTINGS, shout\n\ndef show(n):\n    return shout(n)\n", ""),
+    ("from app.helpers import TIMEOUT, shout\n\ndef show(n):\n    return shout(n)\n", ""),
+    # a variable holding what their code made (an instance of a class of theirs), or a name they
+    # import themselves: any of their functions may be behind it
+    ("from app.helpers import KEEPER\n\ndef show(n):\n    KEEPER.keep(n)\n", "imports"),
+    ("from app.helpers import add_account\n\ndef show(n):\n    add_account(n)\n", "imports"),
+    ("from app.helpers import *\n\ndef show(n):\n    return shout(n)\n", "imports"),
+    # names over several lines, in parentheses or continued, are read whole
+    ("from app.helpers import (shout,\n    other)\n\ndef show(n):\n    return shout(n)\n", ""),
+    ("from app.helpers import shout, \\\n    other\n\ndef show(n):\n    return shout(n)\n", ""),
     ("from app.helpers import (shout, other)  # both\n\ndef show(n):\n    return shout(n)\n", ""),
-    # the module itself (a plain import): any of its functions
+    ("from app.helpers import (\n    shout,\n    other,\n)\n\ndef show(n):\n    return shout(n)\n", ""),
+    ("from app.helpers import (\n    shout,\n    keep,\n)\n\ndef show(n):\n    keep(n)\n", "imports"),
+    ("def show(n):\n    from app.helpers import (\n        keep,\n    )\n    keep(n)\n", "imports"),
+    # names that could not all be read (a comment between them): any of the functions
+    ("from app.helpers import (shout,  # loud\n    other)\n\ndef show(n):\n    return shout(n)\n", "imports"),
+    # the module itself (a plain import): any of its functions, wherever it is listed
     ("import app.helpers\n\ndef show(n):\n    return app.helpers.shout(n)\n", "imports"),
+    ("import os, app.helpers\n\ndef show(n):\n    return app.helpers.shout(n)\n", "imports"),
 ])
 def test_a_caller_is_judged_by_what_it_takes_from_a_module(tmp_path: Path, page: str, analyzed: str) -> None:
     chain(tmp_path, app__helpers=HELPERS, app__page=page)
     assert not mentions_database((tmp_path / "app" / "helpers.py").read_text())
     assert reason(tmp_path, "app/page.py") == analyzed
+
+
+def test_a_caller_that_imports_its_helpers_in_parentheses_over_several_lines_is_analyzed(tmp_path: Path) -> None:
+    # the way formatters write a long import: nothing of it on the first line
+    views = VIEWS.replace("from app.service import lookup, register",
+                          "from app.service import (\n        lookup,\n        register,\n    )")
+    chain(tmp_path, app__views=views)
+    assert reason(tmp_path) == "imports"
+    proc = run(["keydrift", "check", "."], tmp_path)
+    assert "app/views.py:8:9: KD102 Account.email" in proc.stdout, proc.stdout + proc.stderr

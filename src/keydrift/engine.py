@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from keydrift.analysis.facts import RawFinding
@@ -19,10 +18,9 @@ from keydrift.analysis.parsing import SourceRejected
 from keydrift import budget as time_budget
 from keydrift.deepstack import call_with_deep_stack
 from keydrift.diskcache import EXPORT_DEPENDENCY, current_look, digest, exported_module
-from keydrift.analysis.imports import from_import_base, import_name_for
+from keydrift.analysis.imports import FromImport, from_import_base, from_imports, import_name_for, plain_imports
 from keydrift.analysis.test_code import holds_no_finding
 from keydrift.analysis.text_relevance import relevant_by_text
-from keydrift.patterns import lazy
 from keydrift.source import physical_lines
 from keydrift.analysis.project import ProjectIndex, moving_to, project_index
 from keydrift.analysis.tree import source_lines
@@ -237,21 +235,22 @@ def _locate(path: str, config: Config) -> Tuple[ProjectIndex, str, str, bool]:
     return project, file, module_name, is_package
 
 
-_IMPORT = lazy(r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([\w., \t]+)|import[ \t]+([\w.]+))", re.M)
-
-
 def _imports_database_helpers(text: str, path: str, config: Config) -> bool:
-    """Whether the file imports a project module whose functions read or write keys."""
+    """Whether the file imports a project module whose functions read or write keys: its import
+    statements in the order of the text, each read whole (``imports.from_imports``: names in
+    parentheses over several lines too). A plain import that could not be read (``import a;
+    ...``) counts as one that may bring such a function."""
     if "import" not in text:
         return False
     project, file, module_name, is_package = _locate(path, config)
-    for match in _IMPORT.finditer(text):
-        relative, names, plain = match.groups()
-        if plain:
-            if _module_touches_keys(project, plain, file):
+    statements = [(span, statement) for statement, span in from_imports(text)]
+    statements += [(span, modules) for modules, span in plain_imports(text)]
+    for _, statement in sorted(statements, key=lambda item: item[0]):
+        if isinstance(statement, FromImport):
+            base = from_import_base(statement.relative, module_name, is_package)
+            if _taken_names_touch_keys(project, file, base, statement.names or [], statement.names is not None):
                 return True
-        elif _taken_names_touch_keys(project, file, *_from_import(relative, names, module_name, is_package),
-                                     _all_names_read(text, match)):
+        elif statement is None or any(_module_touches_keys(project, name, file) for name in statement):
             return True
     return False
 
@@ -277,15 +276,6 @@ def _taken_names_touch_keys(project: ProjectIndex, file: str, base: str, names: 
     return export.reads_or_writes_keys_of(names) if complete else export.reads_or_writes_keys()
 
 
-def _all_names_read(text: str, match: "re.Match[str]") -> bool:
-    """Whether ``_IMPORT`` read every name of the import: not one that goes on to the next line
-    (an open parenthesis, a backslash) or stops at a character it does not read."""
-    end = text.find("\n", match.end())
-    rest = text[match.end():] if end < 0 else text[match.end():end]
-    rest = rest.split("#", 1)[0].strip()
-    return rest == (")" if "(" in match.group(0) else "")
-
-
 def _calls_database_methods(text: str, path: str, config: Config) -> bool:
     """Whether the file calls a method the project defines once, next to database code
     (``self.store.add_threepid(...)``): a read or a write through a receiver."""
@@ -295,12 +285,6 @@ def _calls_database_methods(text: str, path: str, config: Config) -> bool:
         if summary is not None and summary.accesses:
             return True
     return False
-
-
-def _from_import(relative: str, names: str, module_name: str, is_package: bool) -> Tuple[str, List[str]]:
-    """The module of ``from relative import names`` (absolute; "" for none) and the names taken."""
-    base = from_import_base(relative, module_name, is_package)  # above the top package: as written
-    return base, [n.split(" as ")[0].strip() for n in names.split(",") if n.strip()]
 
 
 def _file_error(code: str, path: str, message: str, line: int = 1) -> Finding:

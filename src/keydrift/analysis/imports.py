@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import os
 import re
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 from keydrift.patterns import lazy
 from keydrift.types import Config
@@ -168,6 +168,30 @@ _DOTTED = lazy(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _NAME = lazy(r"[A-Za-z_]\w*|\*")
 
 
+class FromImport(NamedTuple):
+    """``from <relative> import <names>`` as read from a text: the module as written (its
+    leading dots included) and the names taken, None when they could not all be read (a comment
+    inside the parentheses, a continuation that stops short)."""
+
+    relative: str
+    names: Optional[List[str]]
+
+
+def from_imports(text: str) -> Iterator[Tuple[FromImport, Tuple[int, int]]]:
+    """Every ``from`` import statement of the text (a function's, a ``TYPE_CHECKING`` block's),
+    with its span: names on one line, continued with backslashes, or in parentheses over
+    several lines."""
+    for match in _FROM_STATEMENT.finditer(text):
+        yield FromImport(match.group(1), _names_taken(match.group(2), text, match.end())), match.span()
+
+
+def plain_imports(text: str) -> Iterator[Tuple[Optional[List[str]], Tuple[int, int]]]:
+    """Every plain ``import a.b, c`` statement of the text, with its span: the modules listed
+    (None when they could not all be read)."""
+    for match in _PLAIN_STATEMENT.finditer(text):
+        yield _modules_listed(match.group(1), text, match.end()), match.span()
+
+
 def imported_modules(text: str, module_name: str, is_package: bool) -> Optional[Tuple[str, ...]]:
     """Every module an import statement anywhere in the text (a function's, a ``TYPE_CHECKING``
     block's) may bring a function from: ``import a.b`` -> a, a.b; ``from .c import d`` in
@@ -176,23 +200,21 @@ def imported_modules(text: str, module_name: str, is_package: bool) -> Optional[
     unusual spelling): what the module imports is then not known from its text."""
     found: Dict[str, None] = {}
     spans = []
-    for match in _FROM_STATEMENT.finditer(text):
-        names = _names_taken(match.group(2), text, match.end())
-        if names is None:
+    for statement, span in from_imports(text):
+        if statement.names is None:
             return None
-        base = from_import_base(match.group(1), module_name, is_package)
-        for name in ([base] if base else []) + [f"{base}.{n}" if base else n for n in names if n != "*"]:
+        base = from_import_base(statement.relative, module_name, is_package)
+        for name in ([base] if base else []) + [f"{base}.{n}" if base else n for n in statement.names if n != "*"]:
             found[name] = None
-        spans.append(match.span())
-    for match in _PLAIN_STATEMENT.finditer(text):
-        modules = _modules_listed(match.group(1), text, match.end())
+        spans.append(span)
+    for modules, span in plain_imports(text):
         if modules is None:
             return None
         for dotted in modules:
             parts = dotted.split(".")
             for end in range(1, len(parts) + 1):
                 found[".".join(parts[:end])] = None
-        spans.append(match.span())
+        spans.append(span)
     if not _every_import_read(text, spans):
         return None
     return tuple(found)

@@ -31,6 +31,7 @@ from keydrift.analysis.facts import step_kinds, steps_from_json, steps_to_json
 from keydrift.records import record
 from keydrift.source import physical_lines
 from keydrift.analysis.models import Constructor, Constructors, Derivation, Derivations, Rewrite
+from keydrift.analysis.inert_names import inert_names
 from keydrift.analysis.parsing import SourceRejected, parse
 from keydrift.analysis.receivers import (
     USER_MODEL_ANSWER, answers_hold, called_method_names, method_index, recorded_answers,
@@ -1003,12 +1004,15 @@ class ProjectIndex:
 _Made = TypeVar("_Made")
 
 
-def _taken(functions: Sequence[str], names: Sequence[str]) -> Optional[List[str]]:
+def _taken(functions: Sequence[str], names: Sequence[str], inert: FrozenSet[str]) -> Optional[List[str]]:
     """The functions of a module (qualified names) an importer takes by ``names``: a function
-    so named and the methods of a class so named (``Store`` takes ``Store.add``). None when a
-    name is no function or class of the module: the importer may reach any of them through it."""
+    so named and the methods of a class so named (``Store`` takes ``Store.add``), none for an
+    inert variable (``inert_names``: a setting). None when a name is none of these: the
+    importer may reach any of them through it."""
     taken = []
     for name in names:
+        if name in inert:
+            continue
         found = [f for f in functions if f == name or f.startswith(name + ".")]
         if not found:
             return None
@@ -1076,7 +1080,7 @@ def _export_of(analysis: Any, tree: ast.Module, path: str, relative: str) -> "Mo
                         dict(analysis.info.rewrites), dict(analysis.info.field_absorbs),
                         dict(analysis.info.primary_keys), set(analysis.info.validation_models), keys,
                         dict(analysis.info.derivations), dict(analysis.info.constructors),
-                        analysis.info.relations, analysis.info.computed)
+                        analysis.info.relations, analysis.info.computed, inert_names(tree))
 
 
 @record
@@ -1095,6 +1099,8 @@ class ModuleExport:
     constructors: Constructors = field(default_factory=dict)  # how calling a class fills its fields
     relations: FrozenSet[Tuple[str, str]] = frozenset()  # relation fields: a record's id, no key
     computed: FrozenSet[Tuple[str, str]] = frozenset()  # fields the database computes
+    # variables through which an importer reaches none of its functions (``inert_names``)
+    inert: FrozenSet[str] = frozenset()
 
     def reads_or_writes_keys(self) -> bool:
         """Whether a function of the module reads or writes a key."""
@@ -1103,8 +1109,9 @@ class ModuleExport:
     def reads_or_writes_keys_of(self, names: Sequence[str]) -> bool:
         """Whether what an importer takes by these names reads or writes a key: the functions so
         named and the methods of the classes so named (``_taken``); where a name is none of the
-        module's functions or classes (one it imports itself, a variable), any of its functions."""
-        taken = _taken(list(self.summaries), names)
+        module's functions or classes (one it imports itself, a variable that is not inert), any
+        of its functions."""
+        taken = _taken(list(self.summaries), names, self.inert)
         if taken is None:
             return self.reads_or_writes_keys()
         return any(self.summaries[name].accesses for name in taken)
@@ -1131,6 +1138,7 @@ class ModuleExport:
             "absorbs": [[entity, name, sorted(kinds)] for (entity, name), kinds in self.absorbs.items()],
             "relations": sorted([entity, name] for entity, name in self.relations),
             "computed": sorted([entity, name] for entity, name in self.computed),
+            "inert": sorted(self.inert),
         }
 
     @staticmethod
@@ -1150,6 +1158,7 @@ class ModuleExport:
              for name, (positional, rewrites, by) in data.get("constructors", {}).items()},
             frozenset((str(e), str(f)) for e, f in data.get("relations", ())),
             frozenset((str(e), str(f)) for e, f in data.get("computed", ())),
+            frozenset(str(name) for name in data.get("inert", ())),
         )
 
 
@@ -1196,6 +1205,7 @@ class DemandedExport:
         self.constructors = dict(info.constructors)
         self.relations = info.relations
         self.computed = info.computed
+        self.inert = inert_names(analysis.module)
         self.where = os.path.abspath(analysis.file)
 
     @property
@@ -1317,7 +1327,7 @@ class DemandedExport:
     def reads_or_writes_keys_of(self, names: Sequence[str]) -> bool:
         """``ModuleExport.reads_or_writes_keys_of``: only the functions taken are made (a reader
         of the answer read their summaries, nothing else of the module's functions)."""
-        taken = _taken(self.units, names)
+        taken = _taken(self.units, names, self.inert)
         if taken is None:
             return self.reads_or_writes_keys()
         for name in taken:
@@ -1345,7 +1355,7 @@ class DemandedExport:
 
     def _with(self, summaries: Dict[str, FunctionSummary], keys: ModuleKeys) -> ModuleExport:
         return ModuleExport(summaries, self.rewrites, self.absorbs, self.primary_keys, self.validation_models, keys,
-                            self.derivations, self.constructors, self.relations, self.computed)
+                            self.derivations, self.constructors, self.relations, self.computed, self.inert)
 
 
 class _DemandedSummaries(Mapping):

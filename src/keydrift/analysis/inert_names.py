@@ -1,0 +1,142 @@
+"""Module-level names through which an importer can reach none of the module's functions.
+
+``from app.config import (OUTPUT_DIR, TIMEOUT, fetch)`` takes two settings and a function. The
+prefilter asks whether what a module takes from a project module reads or writes a key
+(``engine._taken_names_touch_keys``): a function by its own summary, a class by its methods'. A
+name that is neither used to mean "any function of the module" (a variable may hold one, an
+instance of one of its classes, or what one of its functions returned), so one setting taken
+from a module of settings summarized every function it has. A variable is **inert** when the
+module binds it only by assignments whose values name none of its functions or classes, nor a
+lambda, nor another of its variables that is not inert: a literal, a path, a value read from the
+environment, a call of what it imports. Through an inert name the importer holds data, never a
+way into the module's code.
+
+What keeps a name from being inert, by construction (the answer only ever narrows the old one):
+it is a function or a class, it is bound another way (an import, a loop or ``with`` target, a
+walrus, ``global`` in a function), or the module defines ``__getattr__`` (PEP 562: any name may
+be computed).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set
+
+_ASSIGNMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
+_TRY = tuple(getattr(ast, name) for name in ("Try", "TryStar") if hasattr(ast, name))
+_BLOCKS = (ast.If, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While, *_TRY)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def inert_names(module: ast.Module) -> FrozenSet[str]:
+    """The module-level variables of ``module`` that are inert (see above)."""
+    values: Dict[str, List[ast.AST]] = {}
+    imported: Set[str] = set()  # names of other modules: a value made from them is not the module's code
+    bound_otherwise: Set[str] = set()  # its functions and classes, loop targets...: never inert
+    for statement in _module_level(module.body):
+        if isinstance(statement, _ASSIGNMENTS):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            value = statement.value if statement.value is not None else ast.Constant(None)
+            for name in [name for target in targets for name in _target_names(target, bound_otherwise)]:
+                values.setdefault(name, []).append(value)
+        elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+            imported.update((alias.asname or alias.name).split(".")[0] for alias in statement.names)
+        else:
+            bound_otherwise.update(_other_bindings(statement))
+    if "__getattr__" in bound_otherwise:
+        return frozenset()
+    bound_otherwise.update(_declared_global(module))
+    referenced = {name: _names_in(items) for name, items in values.items()
+                  if name not in bound_otherwise and name not in imported}
+    inert = {name for name, names in referenced.items() if names is not None}
+    changed = True
+    while changed:  # a variable made from a variable that is not inert is not inert either
+        changed = False
+        for name in list(inert):
+            if any(other in bound_otherwise or (other in values and other not in inert)
+                   for other in referenced[name] or ()):
+                inert.discard(name)
+                changed = True
+    return frozenset(inert)
+
+
+def _module_level(body: List[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements run at module level: the body, and the bodies of its blocks (not those of
+    functions and classes, which are bindings themselves)."""
+    for statement in body:
+        yield statement
+        if isinstance(statement, _BLOCKS):
+            yield from _module_level(statement.body)
+            yield from _module_level(statement.orelse if hasattr(statement, "orelse") else [])
+            if isinstance(statement, _TRY):
+                for handler in statement.handlers:
+                    yield from _module_level(handler.body)
+                yield from _module_level(statement.finalbody)
+
+
+def _target_names(target: ast.AST, excluded: Set[str]) -> Iterator[str]:
+    """The names an assignment target binds as a whole value; the names of a target written
+    into (``X[k] = f``, ``X.attr = f``) are excluded: what they hold is no longer one value."""
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _target_names(element, excluded)
+    elif isinstance(target, ast.Starred):
+        yield from _target_names(target.value, excluded)
+    else:
+        root = target
+        while isinstance(root, (ast.Attribute, ast.Subscript)):
+            root = root.value
+        if isinstance(root, ast.Name):
+            excluded.add(root.id)
+
+
+def _other_bindings(statement: ast.stmt) -> Iterator[str]:
+    """Names a module-level statement other than an assignment or an import binds: a
+    definition's name; loop and ``with`` targets, handlers' names, walrus targets. Of a block
+    whose bodies ``_module_level`` goes through, only its own parts; of any other statement
+    (a ``match``), every name stored anywhere in it."""
+    if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)):
+        yield statement.name
+        return
+    if isinstance(statement, _TRY):
+        parts: List[ast.AST] = [handler.type for handler in statement.handlers if handler.type is not None]
+        yield from (handler.name for handler in statement.handlers if handler.name)
+    elif isinstance(statement, (ast.For, ast.AsyncFor)):
+        parts = [statement.target, statement.iter]
+    elif isinstance(statement, (ast.If, ast.While)):
+        parts = [statement.test]
+    elif isinstance(statement, (ast.With, ast.AsyncWith)):
+        parts = list(statement.items)
+    else:
+        parts = [statement]
+    for part in parts:
+        for node in ast.walk(part):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                yield node.id
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                yield node.name
+            elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+                yield node.name
+
+
+def _declared_global(module: ast.Module) -> Iterator[str]:
+    """Names a function or class body declares ``global``: it may bind them to anything."""
+    for node in ast.walk(module):
+        if isinstance(node, ast.Global):
+            yield from node.names
+
+
+def _names_in(values: List[ast.AST]) -> Optional[FrozenSet[str]]:
+    """The names the values load, None when one holds a lambda or a walrus (a function made
+    there, or a name bound in passing)."""
+    found: Set[str] = set()
+    for value in values:
+        for node in ast.walk(value):
+            kind = type(node)
+            if kind is ast.Name:
+                found.add(node.id)  # type: ignore[attr-defined]
+            elif kind is ast.Lambda or kind is ast.NamedExpr:
+                return None
+    return frozenset(found)
