@@ -24,7 +24,8 @@ HEADER = """
 
 
 def inert(body: str) -> frozenset:
-    return inert_names(ast.parse(textwrap.dedent(HEADER) + textwrap.dedent(body)))
+    text = textwrap.dedent(HEADER) + textwrap.dedent(body)
+    return inert_names(ast.parse(text), text.splitlines(keepends=True))
 
 
 @pytest.mark.parametrize("body", [
@@ -40,6 +41,11 @@ def inert(body: str) -> frozenset:
     "try:\n    NAME = 1\nexcept ImportError:\n    NAME = 2\n",
     "NAME = 1\nNAME += 1\n",
     "NAME, OTHER = 1, 2\n",
+    # the words of its strings and comments name nothing
+    "NAME = 'helper'\n",
+    'NAME = """Store\nhelper"""  # helper\n',
+    "NAME = os.environ.get('NAME')\n",
+    "NAME = f'{os.sep}helper'\n",
 ])
 def test_a_variable_bound_only_to_data_is_inert(body: str) -> None:
     assert "NAME" in inert(body)
@@ -64,6 +70,10 @@ def test_a_variable_bound_only_to_data_is_inert(body: str) -> None:
     "NAME = 1\ndef __getattr__(name):\n    return helper\n",  # any name may be computed
     "match os.name:\n    case 'nt':\n        NAME = helper\n",
     "NAME = 1\ndel NAME\n",
+    "NAME = f'{helper}'\n",  # code inside an f-string
+    "NAME = [  # don't\n    helper,\n]\n",  # a quote in a comment starts no string
+    "NAME = 'it' 's' + helper.__name__\n",
+    "NAME = 'a\\'b' + helper.__name__\n",  # an escaped quote ends no string
 ])
 def test_a_variable_that_may_lead_to_the_modules_code_is_not_inert(body: str) -> None:
     assert "NAME" not in inert(body)

@@ -14,50 +14,80 @@ way into the module's code.
 What keeps a name from being inert, by construction (the answer only ever narrows the old one):
 it is a function or a class, it is bound another way (an import, a loop or ``with`` target, a
 walrus, ``global`` in a function), or the module defines ``__getattr__`` (PEP 562: any name may
-be computed).
+be computed). The names a value names are read from its source text, every identifier in it
+(those inside its strings too, and a ``lambda`` or ``:=`` anywhere in it makes it not inert):
+more than it names, never less, and a regular expression over a settings module's big literal
+costs a fraction of walking its nodes. Each name is judged when an importer takes it.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import Dict, FrozenSet, Iterator, List, Optional, Set
+from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set
+
+from keydrift.analysis.tree import segment, source_lines
+from keydrift.patterns import lazy
 
 _ASSIGNMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
 _TRY = tuple(getattr(ast, name) for name in ("Try", "TryStar") if hasattr(ast, name))
 _BLOCKS = (ast.If, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While, *_TRY)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_IDENTIFIER = lazy(r"(?!\d)\w+")
+# a string (triple-quoted first) or a comment, whichever starts first: the text left is the code
+_STRING_OR_COMMENT = lazy(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\[\s\S])*"'
+                          r"|'(?:[^'\\\n]|\\[\s\S])*'|#[^\n]*")
+_F_STRING = lazy(r"(?<![\w.])[rRbBuU]?[fF][rR]?['\"]")
+_GLOBAL = lazy(r"\bglobal\b")
 
 
-def inert_names(module: ast.Module) -> FrozenSet[str]:
-    """The module-level variables of ``module`` that are inert (see above)."""
-    values: Dict[str, List[ast.AST]] = {}
-    imported: Set[str] = set()  # names of other modules: a value made from them is not the module's code
-    bound_otherwise: Set[str] = set()  # its functions and classes, loop targets...: never inert
-    for statement in _module_level(module.body):
-        if isinstance(statement, _ASSIGNMENTS):
-            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-            value = statement.value if statement.value is not None else ast.Constant(None)
-            for name in [name for target in targets for name in _target_names(target, bound_otherwise)]:
-                values.setdefault(name, []).append(value)
-        elif isinstance(statement, (ast.Import, ast.ImportFrom)):
-            imported.update((alias.asname or alias.name).split(".")[0] for alias in statement.names)
-        else:
-            bound_otherwise.update(_other_bindings(statement))
-    if "__getattr__" in bound_otherwise:
-        return frozenset()
-    bound_otherwise.update(_declared_global(module))
-    referenced = {name: _names_in(items) for name, items in values.items()
-                  if name not in bound_otherwise and name not in imported}
-    inert = {name for name, names in referenced.items() if names is not None}
-    changed = True
-    while changed:  # a variable made from a variable that is not inert is not inert either
-        changed = False
-        for name in list(inert):
-            if any(other in bound_otherwise or (other in values and other not in inert)
-                   for other in referenced[name] or ()):
-                inert.discard(name)
-                changed = True
-    return frozenset(inert)
+class InertNames:
+    """The inert variables of a module (see above), each judged when asked (``name in inert``).
+    What it keeps of the module is the identifiers of each variable's values, not its tree or
+    text: an export made on demand lets those go when it is closed."""
+
+    def __init__(self, module: ast.Module, lines: Sequence[str]) -> None:
+        values: Dict[str, List[ast.expr]] = {}
+        self.imported: Set[str] = set()  # other modules' names: a value made from them is not this module's code
+        self.bound_otherwise: Set[str] = set()  # its functions and classes, loop targets...: never inert
+        for statement in _module_level(module.body):
+            if isinstance(statement, _ASSIGNMENTS):
+                targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                for name in [name for target in targets for name in _target_names(target, self.bound_otherwise)]:
+                    values.setdefault(name, []).append(statement.value)  # (None: annotated, no value)
+            elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+                self.imported.update((alias.asname or alias.name).split(".")[0] for alias in statement.names)
+            else:
+                self.bound_otherwise.update(_other_bindings(statement))
+        if any(_GLOBAL.search(line) for line in lines):
+            self.bound_otherwise.update(_declared_global(module))
+        with source_lines(lines):
+            self.named = {name: _names_in(items) for name, items in values.items()}
+        self.judged: Dict[str, bool] = {}
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self._inert(name)
+
+    def all(self) -> FrozenSet[str]:
+        """Every inert variable of the module (what its export keeps)."""
+        return frozenset(name for name in self.named if self._inert(name))
+
+    def _inert(self, name: str) -> bool:
+        known = self.judged.get(name)
+        if known is not None:
+            return known
+        named = self.named.get(name)
+        self.judged[name] = False  # while judged: a variable made from itself, through others, is not inert
+        inert = named is not None and name not in self.bound_otherwise and name not in self.imported \
+            and "__getattr__" not in self.bound_otherwise \
+            and not any(other in self.bound_otherwise or (other in self.named and not self._inert(other))
+                        for other in named)
+        self.judged[name] = inert
+        return inert
+
+
+def inert_names(module: ast.Module, lines: Sequence[str]) -> FrozenSet[str]:
+    """The module-level variables of ``module`` (of source ``lines``) that are inert."""
+    return InertNames(module, lines).all()
 
 
 def _module_level(body: List[ast.stmt]) -> Iterator[ast.stmt]:
@@ -128,15 +158,35 @@ def _declared_global(module: ast.Module) -> Iterator[str]:
             yield from node.names
 
 
-def _names_in(values: List[ast.AST]) -> Optional[FrozenSet[str]]:
-    """The names the values load, None when one holds a lambda or a walrus (a function made
-    there, or a name bound in passing)."""
+def _names_in(values: List[Optional[ast.expr]]) -> Optional[FrozenSet[str]]:
+    """The names the values load: every identifier of their source text outside strings and
+    comments (inside ``source_lines``), of an f-string's value those its tree loads; None when
+    one holds a lambda or a walrus (a function made there, or a name bound in passing), or its
+    text cannot be read."""
     found: Set[str] = set()
     for value in values:
-        for node in ast.walk(value):
-            kind = type(node)
-            if kind is ast.Name:
-                found.add(node.id)  # type: ignore[attr-defined]
-            elif kind is ast.Lambda or kind is ast.NamedExpr:
-                return None
+        if value is None:
+            continue
+        text = segment(value)
+        if text is None:
+            return None
+        if _F_STRING.search(text):
+            words = _loaded_names(value)
+        else:
+            words = _IDENTIFIER.findall(_STRING_OR_COMMENT.sub(" ", text))
+            if ":=" in text:
+                words = None
+        if words is None or "lambda" in words:
+            return None
+        found.update(words)
     return frozenset(found)
+
+
+def _loaded_names(value: ast.expr) -> Optional[List[str]]:
+    names = []
+    for node in ast.walk(value):
+        if isinstance(node, ast.Name):
+            names.append(node.id)
+        elif isinstance(node, (ast.Lambda, ast.NamedExpr)):
+            return None
+    return names

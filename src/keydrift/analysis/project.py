@@ -31,7 +31,7 @@ from keydrift.analysis.facts import step_kinds, steps_from_json, steps_to_json
 from keydrift.records import record
 from keydrift.source import physical_lines
 from keydrift.analysis.models import Constructor, Constructors, Derivation, Derivations, Rewrite
-from keydrift.analysis.inert_names import inert_names
+from keydrift.analysis.inert_names import InertNames, inert_names
 from keydrift.analysis.parsing import SourceRejected, parse
 from keydrift.analysis.receivers import (
     USER_MODEL_ANSWER, answers_hold, called_method_names, method_index, recorded_answers,
@@ -1004,7 +1004,7 @@ class ProjectIndex:
 _Made = TypeVar("_Made")
 
 
-def _taken(functions: Sequence[str], names: Sequence[str], inert: FrozenSet[str]) -> Optional[List[str]]:
+def _taken(functions: Sequence[str], names: Sequence[str], inert: Union[FrozenSet[str], InertNames]) -> Optional[List[str]]:
     """The functions of a module (qualified names) an importer takes by ``names``: a function
     so named and the methods of a class so named (``Store`` takes ``Store.add``), none for an
     inert variable (``inert_names``: a setting). None when a name is none of these: the
@@ -1080,7 +1080,8 @@ def _export_of(analysis: Any, tree: ast.Module, path: str, relative: str) -> "Mo
                         dict(analysis.info.rewrites), dict(analysis.info.field_absorbs),
                         dict(analysis.info.primary_keys), set(analysis.info.validation_models), keys,
                         dict(analysis.info.derivations), dict(analysis.info.constructors),
-                        analysis.info.relations, analysis.info.computed, inert_names(tree))
+                        analysis.info.relations, analysis.info.computed,
+                        inert_names(tree, current_source_lines() or ()))
 
 
 @record
@@ -1205,7 +1206,7 @@ class DemandedExport:
         self.constructors = dict(info.constructors)
         self.relations = info.relations
         self.computed = info.computed
-        self.inert = inert_names(analysis.module)
+        self.inert = InertNames(analysis.module, lines)
         self.where = os.path.abspath(analysis.file)
 
     @property
@@ -1355,7 +1356,7 @@ class DemandedExport:
 
     def _with(self, summaries: Dict[str, FunctionSummary], keys: ModuleKeys) -> ModuleExport:
         return ModuleExport(summaries, self.rewrites, self.absorbs, self.primary_keys, self.validation_models, keys,
-                            self.derivations, self.constructors, self.relations, self.computed, self.inert)
+                            self.derivations, self.constructors, self.relations, self.computed, self.inert.all())
 
 
 class _DemandedSummaries(Mapping):
