@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from keydrift.analysis import receivers
+from keydrift.analysis import method_texts, receivers
 from keydrift.analysis.tree import source_lines
 
 
@@ -41,7 +41,7 @@ def test_methods_belong_to_the_class_indented_above_them():
             "class B:\n    async def find_user(self, x):\n        pass\n"
             "    async def add_user_address(\n        self,\n        address: str,\n    ) -> None:\n        pass\n"
             "def not_a_method(\n    user,\n):\n    pass\n")
-    assert list(receivers._methods(text)) == ["A.add_user", "Meta.meta_thing", "B.find_user", "B.add_user_address"]
+    assert list(method_texts.methods_defined(text)) == ["A.add_user", "Meta.meta_thing", "B.find_user", "B.add_user_address"]
 
 
 def _owners_one_by_one(text):
@@ -65,7 +65,7 @@ def test_methods_found_in_one_pass_follow_the_rule_on_any_nesting():
     chooser = random.Random(7)
     for _ in range(300):
         text = "".join(chooser.choice(pieces).format(n=f"N{i}") for i in range(chooser.randint(1, 40)))
-        assert list(receivers._methods(text)) == list(_owners_one_by_one(text)), text
+        assert list(method_texts.methods_defined(text)) == list(_owners_one_by_one(text)), text
 
 
 def test_statements_found_from_their_keyword_are_the_anchored_patterns_matches():
@@ -81,10 +81,10 @@ def test_statements_found_from_their_keyword_are_the_anchored_patterns_matches()
     for _ in range(3000):
         text = "".join(chooser.choice(indentations) + chooser.choice(prefixes) + chooser.choice(keywords)
                        + chooser.choice(rests) + chooser.choice(endings) for _ in range(chooser.randint(0, 8)))
-        for kind, (keyword, anchored, indented) in enumerate(((receivers._CLASS_KEYWORD, receivers._CLASS, False),
-                                                              (receivers._METHOD_KEYWORD, receivers._METHOD, True))):
+        for kind, (keyword, anchored, indented) in enumerate(((method_texts.CLASS_KEYWORD, receivers._CLASS, False),
+                                                              (method_texts.METHOD_KEYWORD, receivers._METHOD, True))):
             expected = [(m.start(), m.group(1), m.group(2)) for m in anchored.finditer(text)]
-            assert list(receivers._statements(text, keyword, indented)) == expected, repr(text)
+            assert list(method_texts.statements(text, keyword, indented)) == expected, repr(text)
             found[kind] += len(expected)
     assert min(found) > 100  # the texts hold both kinds of statement, not only near misses
 
@@ -98,9 +98,9 @@ def test_statements_found_from_their_keyword_are_the_anchored_patterns_matches()
 ])
 def test_statements_at_line_starts_only(text):
     expected = [(m.start(), m.group(1), m.group(2)) for m in receivers._METHOD.finditer(text)]
-    assert list(receivers._statements(text, receivers._METHOD_KEYWORD, indented=True)) == expected
+    assert list(method_texts.statements(text, method_texts.METHOD_KEYWORD, indented=True)) == expected
     expected = [(m.start(), m.group(1), m.group(2)) for m in receivers._CLASS.finditer(text)]
-    assert list(receivers._statements(text, receivers._CLASS_KEYWORD, indented=False)) == expected
+    assert list(method_texts.statements(text, method_texts.CLASS_KEYWORD, indented=False)) == expected
 
 
 def test_index_finds_methods_defined_once_and_skips_what_is_not_a_regular_file(tmp_path):
@@ -138,8 +138,8 @@ def test_the_stored_method_index_reads_again_only_the_files_that_changed(tmp_pat
     (project / "app" / "other.py").write_text("class Other:\n    def find_user(self, e):\n        pass\n")
     cache = DiskCache(str(tmp_path / "cache"))
     read = []
-    real = receivers._FileMethods.of
-    monkeypatch.setattr(receivers._FileMethods, "of", staticmethod(lambda text: read.append(text) or real(text)))
+    real = receivers.FileMethods.of
+    monkeypatch.setattr(receivers.FileMethods, "of", staticmethod(lambda text: read.append(text) or real(text)))
 
     def build():
         receivers.forget()  # as a new process would
@@ -195,8 +195,8 @@ def test_an_index_made_with_a_helper_process_is_the_one_made_alone(tmp_path, mon
     elif helper == "cannot start":
         monkeypatch.setattr(receivers, "made_by_a_helper", lambda items, make: None)
     read = []
-    real = receivers._FileMethods.of
-    monkeypatch.setattr(receivers._FileMethods, "of", staticmethod(lambda text: read.append(text) or real(text)))
+    real = receivers.FileMethods.of
+    monkeypatch.setattr(receivers.FileMethods, "of", staticmethod(lambda text: read.append(text) or real(text)))
     with receivers.made_with_a_helper():
         helped = _index_of(tmp_path / "project", DiskCache(str(tmp_path / "helped")))
     assert helped == alone and helped.facts == alone.facts and helped.user_model == "Member"
@@ -238,8 +238,8 @@ def test_the_stored_method_index_keeps_the_database_fingerprint_for_what_it_was_
         helper.write_text("def helper():\n    return 1\n")
     cache = DiskCache(str(tmp_path / "cache"))
     read = []
-    real = receivers._FileMethods.of
-    monkeypatch.setattr(receivers._FileMethods, "of", staticmethod(lambda text: read.append(text) or real(text)))
+    real = receivers.FileMethods.of
+    monkeypatch.setattr(receivers.FileMethods, "of", staticmethod(lambda text: read.append(text) or real(text)))
 
     def build(with_cache=True):
         receivers.forget()  # as a new process would

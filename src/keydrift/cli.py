@@ -18,7 +18,7 @@ import stat
 import sys
 from typing import Dict, Iterator, List, NoReturn, Optional, Sequence, Set, Tuple
 
-from keydrift import __version__
+from keydrift import __version__, early_reading
 from keydrift.audit.arguments import add_parser as add_audit_parser
 from keydrift.codes import FIXABLE_CODES
 from keydrift.collector import between_files, collect_less_often, collecting_by_growth, ending_after_run
@@ -75,7 +75,10 @@ def run() -> NoReturn:
     is closed by then, so only the standard streams are left to flush (and the collector is left
     off after the run: ``collector.ending_after_run``)."""
     ending_after_run()
-    code = main()
+    try:
+        code = main()
+    finally:
+        early_reading.discard()  # a reader the run did not ask for
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None and not stream.closed:  # the editor server closes its own

@@ -17,11 +17,9 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from keydrift.codes import code_matches, rule_selected
 from keydrift.patterns import lazy
+from keydrift.roots import PYPROJECT, REPOSITORY_MARKERS, find_pyproject, import_root  # noqa: F401 - the config API
 from keydrift.types import Config, Finding, TableWrapper
 
-PYPROJECT = "pyproject.toml"
-# A repository root ends the upward search: a pyproject.toml above it belongs to someone else.
-_REPOSITORY_MARKERS = (".git", ".hg")
 
 _LIST_KEYS = ("boundary", "normalizers", "exclude", "select", "ignore", "readers", "writers", "tables")
 _PER_FILE_KEYS = ("per-file-ignores", "per_file_ignores")
@@ -116,18 +114,6 @@ def load_config_file(path: str) -> Config:
     return _unwrap(_load_cached(os.path.abspath(path)))
 
 
-def import_root(directory: str) -> str:
-    """Without a pyproject.toml, the project root is the first directory above the file's
-    packages (the one without ``__init__.py``), so ``app/tasks.py`` is module ``app.tasks``."""
-    current = os.path.abspath(directory)
-    while os.path.isfile(os.path.join(current, "__init__.py")):
-        parent = os.path.dirname(current)
-        if parent == current:
-            break
-        current = parent
-    return current
-
-
 def called_name(entry: Union[str, TableWrapper]) -> str:
     """What code calls a configured function by: ``app.db.fetch_by_url:url=Page.url`` and
     ``app.urls.canonical_url`` give ``fetch_by_url`` and ``canonical_url``."""
@@ -157,7 +143,7 @@ def _repository_root(directory: str) -> Optional[str]:
 
 def _find_repository_root(directory: str) -> Optional[str]:
     while True:
-        if any(os.path.exists(os.path.join(directory, marker)) for marker in _REPOSITORY_MARKERS):
+        if any(os.path.exists(os.path.join(directory, marker)) for marker in REPOSITORY_MARKERS):
             return directory
         parent = os.path.dirname(directory)
         if parent == directory:
@@ -168,19 +154,6 @@ def _find_repository_root(directory: str) -> Optional[str]:
 def _is_below(path: str, root: str) -> bool:
     relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
     return not (relative == os.pardir or relative.startswith(os.pardir + os.sep))
-
-
-def find_pyproject(directory: str) -> Optional[str]:
-    current = os.path.abspath(directory)
-    while True:
-        candidate = os.path.join(current, PYPROJECT)
-        if os.path.isfile(candidate):
-            return candidate
-        parent = os.path.dirname(current)
-        if parent == current or any(
-                os.path.exists(os.path.join(current, m)) for m in _REPOSITORY_MARKERS):
-            return None
-        current = parent
 
 
 def _unwrap(outcome: Union[Config, ConfigError]) -> Config:

@@ -27,7 +27,7 @@ except ImportError:  # Windows: claims are files (``_claim``)
 from keydrift.codes import REGISTRY_CODES, rule_selected
 from keydrift.config import is_excluded
 from keydrift.deepstack import call_with_deep_stack
-from keydrift.diskcache import CACHE_DIRECTORY, DiskCache, code_fingerprint, digest, file_digest
+from keydrift.diskcache import CACHE_DIRECTORY, DiskCache, code_fingerprint, digest, file_digest, remember_stamped_digests
 from keydrift.files import is_inside, skip_directory, walk
 from keydrift.forkhelp import SharedWork, shared_with_a_helper
 from keydrift.timing import stage
@@ -467,6 +467,7 @@ def start_helper(paths: Sequence[str], config: Config) -> None:
     helper to ``stop_helpers``."""
     from keydrift.analysis.project import project_index
 
+    _take_early_reading()
     wanted = [p for p in paths if p not in ("-", "stdin") and p.endswith(".py")]
     if not _HELPER_ALLOWED or not wanted or not registry_selected(config):
         return
@@ -490,6 +491,18 @@ def start_helper(paths: Sequence[str], config: Config) -> None:
         started = _start(project, pending, config, methods)
         if started is not None:
             _STARTED[memo_key] = started
+
+
+def _take_early_reading() -> None:
+    """What the early reader made of the project's files (``early_reading``), before anything
+    reads them here and before the helper is forked: both processes have it."""
+    from keydrift import early_reading
+    from keydrift.analysis.receivers import take_early_records
+
+    made = early_reading.collect()
+    if made is not None:
+        remember_stamped_digests(made.get("digests"))
+        take_early_records(made.get("records"))
 
 
 def stop_helpers() -> None:

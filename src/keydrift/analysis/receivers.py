@@ -17,14 +17,13 @@ from __future__ import annotations
 import ast
 import os
 import re
-import stat
 from contextlib import contextmanager
 from dataclasses import field
 from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
 
-from keydrift.analysis.helpernames import name_tokens
 from keydrift.analysis.imports import import_name_for
+from keydrift.analysis.method_texts import FileMethods, file_record, read_regular_file, resolvable_by_name
 from keydrift.diskcache import (
     CACHE_DIRECTORY, DiskCache, MethodsAnswer, code_fingerprint, current_look, digest, methods_asked,
 )
@@ -36,9 +35,8 @@ from keydrift.filestate import files_state, files_state_once, forget_state, pyth
 from keydrift.forkhelp import made_by_a_helper
 from keydrift.patterns import lazy
 from keydrift.records import mutable
-from keydrift.vocabulary import known_answer, mentions_database, remember_answer, text_key
+from keydrift.vocabulary import remember_answer
 
-_MAX_FILE_BYTES = 2_000_000
 _CLASS = lazy(r"^([ \t]*)class[ \t]+(\w+)", re.M)
 _METHOD = lazy(r"^([ \t]+)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(\s*(?:self|cls)\b", re.M)
 
@@ -209,7 +207,7 @@ def _project_texts(root: str) -> Optional[List[Tuple[str, str]]]:
         texts: Optional[List[Tuple[str, str]]] = []
         size = 0
         for path in python_files(root):
-            text = _read_regular_file(path)
+            text = read_regular_file(path)
             size += len(text or "")
             if size > _MAX_KEPT_BYTES:
                 texts = None
@@ -384,7 +382,6 @@ class _Owners(Mapping):  # type: ignore[type-arg]
 
 
 _METHOD_INDEXES: Dict[str, MethodIndex] = {}
-_USER_MODEL_SETTING = lazy(r"^AUTH_USER_MODEL[ \t]*=[ \t]*[\"'][\w.]*\.(\w+)[\"']", re.M)
 _CALLED_METHOD = lazy(r"\.([A-Za-z_]\w*)\s*\(")
 
 
@@ -405,7 +402,7 @@ def forget_root(root: str) -> None:
 
 def method_index(root: str, module_of: Callable[[str], str], cache: Optional[DiskCache] = None) -> MethodIndex:
     """The project's method index, built once per process; ``cache``: the project's cache,
-    where what each file contributes is kept by the file's content (see ``_FileMethods``)."""
+    where what each file contributes is kept by the file's content (see ``FileMethods``)."""
     index = _METHOD_INDEXES.get(root)
     if index is not None and index.look is not current_look():
         index = _still_current(root, index)
@@ -451,11 +448,6 @@ def called_database_methods(text: str, root: str, module_of: Callable[[str], str
 def calls_resolvable_methods(text: str) -> bool:
     """Whether the text calls a method ``called_database_methods`` would look up in the index."""
     return any(resolvable_by_name(m.group(1)) for m in _CALLED_METHOD.finditer(text))
-
-
-def resolvable_by_name(method: str) -> bool:
-    """Only distinctive names: two tokens or more, not a dunder (``add_threepid``, not ``get``)."""
-    return not method.startswith("__") and len(name_tokens(method)) >= 2
 
 
 def called_method_names(text: str) -> FrozenSet[str]:
@@ -519,32 +511,13 @@ def unique_method(root: str, method: str, module_of: Callable[[str], str],
     return method_index(root, module_of, cache).only_owner(method)
 
 
-class _FileMethods(NamedTuple):
-    """What one file's text gives the method index: its methods ("Class.method"), the names of
-    those a call may be resolved by when the file has database vocabulary, the model its
-    ``AUTH_USER_MODEL`` setting names ("" if none)."""
-
-    methods: Tuple[str, ...]
-    database: Tuple[str, ...]
-    user_model: str
-
-    @staticmethod
-    def of(text: str) -> "_FileMethods":
-        methods = tuple(_methods(text))
-        # the anchored pattern is tried at every line: most files do not name the setting at all
-        setting = _USER_MODEL_SETTING.search(text) if "AUTH_USER_MODEL" in text else None
-        database = () if not methods or not mentions_database(text) else tuple(
-            name for name in (qualified.rsplit(".", 1)[-1] for qualified in methods) if resolvable_by_name(name))
-        return _FileMethods(methods, database, setting.group(1) if setting else "")
-
-
 # The stored index is written again when this many files' records were made anew (or files
 # came or went): after an edit or two a process reads the few edited files again instead.
 _RESTORE_AFTER_NEW_RECORDS = 8
 
 
 def _index(root: str, module_of: Callable[[str], str], cache: DiskCache) -> MethodIndex:
-    """The index from every file's ``_FileMethods``: the stored ones of files whose content is
+    """The index from every file's ``FileMethods``: the stored ones of files whose content is
     the same (the index is rebuilt in every process that needs it, and it reads every file)."""
     key = "methods-" + digest(repr((os.path.abspath(root), code_fingerprint())).encode("utf-8", "surrogatepass")) \
         if cache.directory is not None else ""  # (nothing stored: keydrift's code need not be hashed)
@@ -556,8 +529,10 @@ def _index(root: str, module_of: Callable[[str], str], cache: DiskCache) -> Meth
     helped = _HelpedRecords(contents, stored) if _SHARED_WITH_A_HELPER else None
     facts: List[str] = []
     made = 0
+    early = dict(_EARLY_RECORDS)
+    _EARLY_RECORDS.clear()
     for path, content in contents:
-        record = helped.record(path) if helped is not None else None
+        record = helped.record(path) if helped is not None else _usable(early.get(path), content)
         found = _file_methods(path, content, stored if record is None else {path: record}, kept)
         if found is None:
             continue
@@ -616,27 +591,43 @@ class _HelpedRecords:
     def record(self, path: str) -> Optional[list]:
         if path == self.first and self.collect is not None:
             self.records, self.collect = self.collect(), None
-        found = self.records.get(path)
-        if not (isinstance(found, list) and len(found) == 6 and found[0] == self.digests.get(path)):
-            return None
-        if isinstance(found[4], bytes) and isinstance(found[5], bool):
-            remember_answer(found[4], found[5])  # the file's check asks again (in a forked worker)
-        return found[:4]
+        return _usable(self.records.get(path), self.digests.get(path))
 
     def _made(self, path: str) -> Optional[list]:
-        """The file's record, and the vocabulary answer its reading gave (with its text's key)."""
-        text = _read_regular_file(path)
-        if text is None:
-            return None
-        found = _FileMethods.of(text)
-        key = text_key(text)
-        return [self.digests[path], list(found.methods), list(found.database), found.user_model, key,
-                known_answer(key)]
+        return file_record(path, self.digests[path])
+
+
+def _usable(found: object, content: Optional[str]) -> Optional[list]:
+    """A record ``file_record`` made, as ``_file_methods`` keeps it, if it was made from the
+    content ``content``; its vocabulary answer is remembered (the file's check asks again)."""
+    if not (isinstance(found, list) and len(found) == 6 and found[0] == content):
+        return None
+    remember_read_answer(found)
+    return found[:4]
+
+
+def remember_read_answer(record: list) -> None:
+    """Remember the vocabulary answer of a record ``file_record`` made."""
+    if isinstance(record[4], bytes) and isinstance(record[5], bool):
+        remember_answer(record[4], record[5])
+
+
+# Records the early reader made (``early_reading``), by file: used by the first index built.
+_EARLY_RECORDS: Dict[str, list] = {}
+
+
+def take_early_records(records: object) -> None:
+    """Keep what the early reader made for the index, and remember its vocabulary answers now:
+    the prefilter asks them before the index is built."""
+    for path, record in records.items() if isinstance(records, dict) else ():
+        if isinstance(path, str) and isinstance(record, list) and len(record) == 6:
+            _EARLY_RECORDS[path] = record
+            remember_read_answer(record)
 
 
 def _file_methods(path: str, content: Optional[str], stored: Dict[str, list],
-                  kept: Dict[str, list]) -> Optional[_FileMethods]:
-    """A file's ``_FileMethods``, stored under its digest ``content`` (``kept`` gets it); None
+                  kept: Dict[str, list]) -> Optional[FileMethods]:
+    """A file's ``FileMethods``, stored under its digest ``content`` (``kept`` gets it); None
     for what is not a readable regular file."""
     if content is None:
         return None
@@ -644,16 +635,16 @@ def _file_methods(path: str, content: Optional[str], stored: Dict[str, list],
     if record is not None and record[0] == content:
         try:
             _, methods, database, user_model = record
-            found = _FileMethods(tuple(map(str, methods)), tuple(map(str, database)), str(user_model))
+            found = FileMethods(tuple(map(str, methods)), tuple(map(str, database)), str(user_model))
         except (TypeError, ValueError):
             found = None  # a damaged record is made again
         if found is not None:
             kept[path] = record
             return found
-    text = _read_regular_file(path)
+    text = read_regular_file(path)
     if text is None:
         return None
-    found = _FileMethods.of(text)
+    found = FileMethods.of(text)
     kept[path] = [content, list(found.methods), list(found.database), found.user_model]
     return found
 
@@ -663,67 +654,3 @@ def _stored_file_methods(entry: Optional[dict]) -> Dict[str, list]:
     return {p: r for p, r in files.items() if isinstance(r, list)} if isinstance(files, dict) else {}
 
 
-def _methods(text: str) -> Iterator[str]:
-    """"Class.method" for each method (first parameter ``self``/``cls``): its class is the last
-    class statement before it that is indented less."""
-    classes = _statements(text, _CLASS_KEYWORD, indented=False)
-    upcoming = next(classes, None)
-    last_at: Dict[int, Tuple[int, str]] = {}  # indent -> (start, name) of the last class so indented
-    for start, indentation, name in _statements(text, _METHOD_KEYWORD, indented=True):
-        # one pass over both (a module of hundreds of classes and thousands of methods)
-        while upcoming is not None and upcoming[0] < start:
-            last_at[len(upcoming[1].expandtabs())] = (upcoming[0], upcoming[2])
-            upcoming = next(classes, None)
-        indent = len(indentation.expandtabs())
-        owners = [found for class_indent, found in last_at.items() if class_indent < indent]
-        if owners:
-            yield f"{max(owners)[1]}.{name}"
-
-
-# ``_CLASS`` and ``_METHOD`` say which statements count; ``_statements`` finds the same ones
-# about four times as fast, for the method index reads every file of the project before a
-# parallel run's workers start. CPython's regex engine skips ahead only to a literal a pattern
-# starts with, and those start with the line's indentation, so they were tried at every
-# position; these start with the keyword, and what precedes it on its line is checked after.
-_CLASS_KEYWORD = lazy(r"class[ \t]+(\w+)")
-_METHOD_KEYWORD = lazy(r"def[ \t]+(\w+)[ \t]*\(\s*(?:self|cls)\b")
-
-
-def _statements(text: str, keyword: "re.Pattern[str]", indented: bool) -> Iterator[Tuple[int, str, str]]:
-    """(start of its line, its indentation, its name) of each statement ``keyword`` finds that
-    only spaces and tabs precede on its line: ``_CLASS``'s matches, or with ``indented``
-    ``_METHOD``'s (at least one space or tab, and ``async`` may come between)."""
-    for match in keyword.finditer(text):
-        line = text.rfind("\n", 0, match.start()) + 1
-        indentation = text[line:match.start()]
-        if indented:
-            indentation = _before_async(indentation)
-            if not indentation:
-                continue
-        if not indentation.strip(" \t"):
-            yield line, indentation, match.group(1)
-
-
-def _before_async(head: str) -> str:
-    """What comes before ``async`` and its spaces in ``head`` (a line up to ``def``), or
-    ``head`` itself when it does not end that way."""
-    bare = head.rstrip(" \t")
-    return bare[:-len("async")] if bare != head and bare.endswith("async") else head
-
-
-def _read_regular_file(path: str) -> Optional[str]:
-    """The file's text, or None for what is not a readable regular file (a FIFO named ``x.py``
-    must not block the run: it is opened without blocking and checked before reading)."""
-    try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            return None
-        with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            return handle.read(_MAX_FILE_BYTES).decode("utf-8", "replace")
-    except OSError:
-        return None
-    finally:
-        os.close(descriptor)

@@ -1,0 +1,199 @@
+"""Reading the project's files on the second core while a one-file check starts.
+
+A check of a few files without the results cache (``keydrift check --no-cache FILE``: a hook, a
+script, the one-file benchmark) builds the project's method index from every file's text, and
+asks every file's text for database vocabulary, in each of its two processes (the helper that
+shares the registry is forked before the check). Those are facts of each text alone. Before
+this process imports the command line and the analysis (about 0.1 s of one core), it forks a
+reader that makes them for the project's files: each file's digest, its ``_FileMethods`` record
+and its vocabulary answer, as the method index's own helper makes them
+(``receivers._HelpedRecords``). The check collects them before it forks the registry's helper,
+so both processes inherit them; a record is used only for a file whose digest is the one it
+was made from. A reader that is not done when asked for (``_WAIT_SECONDS``) is stopped, what it
+sent by then used and the rest made here as before; one nobody asked is stopped (``discard``).
+
+This module is imported before anything else of keydrift's: it imports nothing of it at the top.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import select
+import time
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+# How long the check waits for a reader that is not done: it reads while the command line is
+# imported, so it is normally done first. What a late one sent is used, the rest made here.
+_WAIT_SECONDS = 0.01
+# A reader stops reading after this long.
+_READING_SECONDS = 0.5
+# More files to check than this: the run starts worker processes, which build the index before forking.
+_MOST_FILES = 15
+# Records sent in one piece: a reader stopped early has sent most of what it made.
+_RECORDS_IN_A_PIECE = 32
+
+_started: List[Tuple[int, int]] = []  # (process id, read end of its pipe) of the reader not yet collected
+
+
+def start(argv: Sequence[str]) -> None:
+    """Fork the reader for ``keydrift check --no-cache FILE...`` (a few existing ``.py`` files,
+    more than one job allowed); nothing for any other command line."""
+    files = _files_checked(argv)
+    if not files or not hasattr(os, "fork"):
+        return
+    try:
+        read_end, write_end = os.pipe()
+    except OSError:
+        return
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return
+    if pid == 0:
+        status = 1
+        try:
+            os.close(read_end)
+            _read(files[0], lambda piece: _send(write_end, piece))
+            status = 0
+        finally:
+            os._exit(status)  # nothing of the parent's (buffers, atexit) is the reader's to finish
+    os.close(write_end)
+    _started.append((pid, read_end))
+
+
+def _files_checked(argv: Sequence[str]) -> List[str]:
+    """The files of a ``check --no-cache`` command line that a reader helps, else none."""
+    if len(argv) < 2 or argv[0] != "check" or "--no-cache" not in argv:
+        return []
+    files = []
+    for argument in argv[1:]:
+        if argument in ("-j1", "--jobs=1") or argument.startswith(("--config", "--stdin", "--fix", "--diff")):
+            return []  # one job asked for, another configuration, or not a check of files on disk
+        if argument.endswith(".py") and not argument.startswith("-"):
+            files.append(argument)
+    jobs = [argv[i + 1] for i, argument in enumerate(argv[:-1]) if argument in ("-j", "--jobs")]
+    if "1" in jobs or not 0 < len(files) <= _MOST_FILES or not all(os.path.isfile(f) for f in files):
+        return []
+    return files
+
+
+def _read(file: str, send: Callable[[Dict[str, object]], None]) -> None:
+    """Send the digests of the project's files (the project of ``file``) by their stamps, then
+    their records with their vocabulary answers, a few at a time."""
+    from keydrift.analysis.method_texts import file_record
+    from keydrift.diskcache import stamped_digests
+    from keydrift.filestate import python_file_digests
+    from keydrift.roots import find_pyproject, import_root
+
+    # the root ``config.load_config`` gives the file (unless its pyproject.toml names another):
+    # a record of a file outside the check's root is not asked for, one it lacks is made there
+    directory = os.path.dirname(os.path.abspath(file))
+    pyproject = find_pyproject(directory)
+    root = os.path.dirname(pyproject) if pyproject else import_root(directory)
+    deadline = time.perf_counter() + _READING_SECONDS
+    files = python_file_digests(root)
+    send({"digests": stamped_digests()})
+    records: Dict[str, object] = {}
+    for path, content in files:
+        if content is not None:
+            records[path] = file_record(path, content)
+        if len(records) >= _RECORDS_IN_A_PIECE:
+            send({"records": records})
+            records = {}
+        if time.perf_counter() > deadline:
+            break
+    send({"records": records})
+
+
+def _send(descriptor: int, piece: Dict[str, object]) -> None:
+    data = marshal.dumps(piece)
+    data = len(data).to_bytes(4, "big") + data
+    while data:
+        data = data[os.write(descriptor, data):]
+
+
+def collect() -> Optional[Dict[str, object]]:
+    """What the reader sent (``{"digests": [...], "records": {path: record}}``), once; None when
+    no reader was started or it sent nothing. A reader not done within ``_WAIT_SECONDS`` is
+    stopped: what it sent by then is used."""
+    if not _started:
+        return None
+    pid, read_end = _started.pop()
+    data, done = _received(read_end)
+    if not done:
+        _stop(pid)
+    os.close(read_end)
+    _reaped(pid)
+    made: Dict[str, object] = {"digests": [], "records": {}}
+    for piece in _pieces(data):
+        made["digests"] += piece.get("digests") or []  # type: ignore[operator]
+        made["records"].update(piece.get("records") or {})  # type: ignore[union-attr]
+    return made if made["digests"] or made["records"] else None
+
+
+def _received(read_end: int) -> Tuple[bytes, bool]:
+    """What is in the pipe, waiting at most ``_WAIT_SECONDS`` for its end; whether it ended."""
+    chunks = []
+    until = time.perf_counter() + _WAIT_SECONDS
+    try:
+        os.set_blocking(read_end, False)
+        while True:
+            try:
+                chunk = os.read(read_end, 1 << 16)
+            except BlockingIOError:
+                left = until - time.perf_counter()
+                if left <= 0 or not select.select([read_end], [], [], left)[0]:
+                    return b"".join(chunks), False
+                continue
+            if not chunk:
+                return b"".join(chunks), True
+            chunks.append(chunk)
+    except (OSError, ValueError):
+        return b"".join(chunks), False
+
+
+def _pieces(data: bytes) -> List[Dict[str, object]]:
+    """The whole pieces ``_send`` wrote (the last may be cut short by a stopped reader)."""
+    pieces = []
+    start = 0
+    while start + 4 <= len(data):
+        end = start + 4 + int.from_bytes(data[start:start + 4], "big")
+        if end > len(data):
+            break
+        try:
+            piece = marshal.loads(data[start + 4:end])
+        except (EOFError, ValueError, TypeError):
+            break
+        if isinstance(piece, dict):
+            pieces.append(piece)
+        start = end
+    return pieces
+
+
+def discard() -> None:
+    """Stop a reader nobody asked for (the run ended without needing it)."""
+    while _started:
+        pid, read_end = _started.pop()
+        _stop(pid)
+        try:
+            os.close(read_end)
+        except OSError:
+            pass
+        _reaped(pid)
+
+
+def _stop(pid: int) -> None:
+    try:
+        os.kill(pid, 9)
+    except OSError:
+        pass
+
+
+def _reaped(pid: int) -> int:
+    try:
+        return os.waitpid(pid, 0)[1]
+    except OSError:
+        return 1
