@@ -223,15 +223,9 @@ def read_kept_digests(cache: "DiskCache") -> None:
     _DIGESTS_READ[cache.directory] = len(_FILE_DIGESTS)
 
 
-def stamped_digests() -> List[list]:
-    """The digests this process knows by stamp, as lists another process can take
-    (``remember_stamped_digests``): the early reader's (``early_reading``)."""
-    return [[*stamp, found] for stamp, found in _FILE_DIGESTS.items()]
-
-
 def remember_stamped_digests(items: object) -> None:
-    """Take the digests another process read (``stamped_digests``): each is used while the file's
-    stamp is the same."""
+    """Take digests by stamp another process kept (``keep_digests``): each is used while the
+    file's stamp is the same."""
     for item in items if isinstance(items, list) else ():
         if (isinstance(item, list) and len(item) == 6 and isinstance(item[0], str)
                 and all(type(part) is int for part in item[1:5]) and isinstance(item[5], str)):

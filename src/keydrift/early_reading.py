@@ -5,11 +5,12 @@ script, the one-file benchmark) builds the project's method index from every fil
 asks every file's text for database vocabulary, in each of its two processes (the helper that
 shares the registry is forked before the check). Those are facts of each text alone. Before
 this process imports the command line and the analysis (about 0.1 s of one core), it forks a
-reader that makes them for the project's files: each file's digest, its ``_FileMethods`` record
-and its vocabulary answer, as the method index's own helper makes them
-(``receivers._HelpedRecords``). The check collects them before it forks the registry's helper,
-so both processes inherit them; a record is used only for a file whose digest is the one it
-was made from. A reader that is not done when asked for (``_WAIT_SECONDS``) is stopped, what it
+reader that makes them for the project's files: each file's ``FileMethods`` record with the
+digest it was made from and its vocabulary answer (known for the files that define methods), as
+the method index's own helper makes them (``receivers._HelpedRecords``), sent a few at a time
+through a pipe wide enough to hold them all. The check collects them as late as it can, right
+before it forks the registry's helper, so both processes inherit them; a record is used only for
+a file whose digest is the one it was made from. A reader that is not done when asked for (``_WAIT_SECONDS``) is stopped, what it
 sent by then used and the rest made here as before; one nobody asked is stopped (``discard``).
 
 This module is imported before anything else of keydrift's: it imports nothing of it at the top.
@@ -21,7 +22,7 @@ import marshal
 import os
 import select
 import time
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from collections.abc import Callable, Sequence  # (not typing: this module is imported first of all, typing later)
 
 # How long the check waits for a reader that is not done: it reads while the command line is
 # imported, so it is normally done first. What a late one sent is used, the rest made here.
@@ -30,10 +31,12 @@ _WAIT_SECONDS = 0.01
 _READING_SECONDS = 0.5
 # More files to check than this: the run starts worker processes, which build the index before forking.
 _MOST_FILES = 15
+# What the pipe to the reader may hold (``_widen``).
+_PIPE_BYTES = 1 << 20
 # Records sent in one piece: a reader stopped early has sent most of what it made.
 _RECORDS_IN_A_PIECE = 32
 
-_started: List[Tuple[int, int]] = []  # (process id, read end of its pipe) of the reader not yet collected
+_started: list[tuple[int, int]] = []  # (process id, read end of its pipe) of the reader not yet collected
 
 
 def start(argv: Sequence[str]) -> None:
@@ -46,6 +49,7 @@ def start(argv: Sequence[str]) -> None:
         read_end, write_end = os.pipe()
     except OSError:
         return
+    _widen(write_end)
     try:
         pid = os.fork()
     except OSError:
@@ -64,7 +68,7 @@ def start(argv: Sequence[str]) -> None:
     _started.append((pid, read_end))
 
 
-def _files_checked(argv: Sequence[str]) -> List[str]:
+def _files_checked(argv: Sequence[str]) -> list[str]:
     """The files of a ``check --no-cache`` command line that a reader helps, else none."""
     if len(argv) < 2 or argv[0] != "check" or "--no-cache" not in argv:
         return []
@@ -80,11 +84,10 @@ def _files_checked(argv: Sequence[str]) -> List[str]:
     return files
 
 
-def _read(file: str, send: Callable[[Dict[str, object]], None]) -> None:
-    """Send the digests of the project's files (the project of ``file``) by their stamps, then
-    their records with their vocabulary answers, a few at a time."""
+def _read(file: str, send: Callable[[dict[str, object]], None]) -> None:
+    """Send the records of the project's files (the project of ``file``) with their vocabulary
+    answers, a few at a time."""
     from keydrift.analysis.method_texts import file_record
-    from keydrift.diskcache import stamped_digests
     from keydrift.filestate import python_file_digests
     from keydrift.roots import find_pyproject, import_root
 
@@ -94,10 +97,8 @@ def _read(file: str, send: Callable[[Dict[str, object]], None]) -> None:
     pyproject = find_pyproject(directory)
     root = os.path.dirname(pyproject) if pyproject else import_root(directory)
     deadline = time.perf_counter() + _READING_SECONDS
-    files = python_file_digests(root)
-    send({"digests": stamped_digests()})
-    records: Dict[str, object] = {}
-    for path, content in files:
+    records: dict[str, object] = {}
+    for path, content in python_file_digests(root):
         if content is not None:
             records[path] = file_record(path, content)
         if len(records) >= _RECORDS_IN_A_PIECE:
@@ -108,17 +109,28 @@ def _read(file: str, send: Callable[[Dict[str, object]], None]) -> None:
     send({"records": records})
 
 
-def _send(descriptor: int, piece: Dict[str, object]) -> None:
+def _widen(pipe: int) -> None:
+    """Let the pipe hold what a reader sends for most projects (Linux's 64 KiB hold a project
+    of about 150 files): a reader whose writes block is not done when the check asks."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(pipe, getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_BYTES)
+    except (ImportError, OSError):
+        pass  # another system, or a limit below it: the reader is then collected in part
+
+
+def _send(descriptor: int, piece: dict[str, object]) -> None:
     data = marshal.dumps(piece)
     data = len(data).to_bytes(4, "big") + data
     while data:
         data = data[os.write(descriptor, data):]
 
 
-def collect() -> Optional[Dict[str, object]]:
-    """What the reader sent (``{"digests": [...], "records": {path: record}}``), once; None when
-    no reader was started or it sent nothing. A reader not done within ``_WAIT_SECONDS`` is
-    stopped: what it sent by then is used."""
+def collect() -> dict[str, object] | None:
+    """What the reader sent (``{"records": {path: record}}``), once; None when no reader was
+    started or it sent nothing. A reader not done within ``_WAIT_SECONDS`` is stopped: what it
+    sent by then is used."""
     if not _started:
         return None
     pid, read_end = _started.pop()
@@ -127,14 +139,13 @@ def collect() -> Optional[Dict[str, object]]:
         _stop(pid)
     os.close(read_end)
     _reaped(pid)
-    made: Dict[str, object] = {"digests": [], "records": {}}
+    records: dict[str, object] = {}
     for piece in _pieces(data):
-        made["digests"] += piece.get("digests") or []  # type: ignore[operator]
-        made["records"].update(piece.get("records") or {})  # type: ignore[union-attr]
-    return made if made["digests"] or made["records"] else None
+        records.update(piece.get("records") or {})  # type: ignore[call-overload]
+    return {"records": records} if records else None
 
 
-def _received(read_end: int) -> Tuple[bytes, bool]:
+def _received(read_end: int) -> tuple[bytes, bool]:
     """What is in the pipe, waiting at most ``_WAIT_SECONDS`` for its end; whether it ended."""
     chunks = []
     until = time.perf_counter() + _WAIT_SECONDS
@@ -155,7 +166,7 @@ def _received(read_end: int) -> Tuple[bytes, bool]:
         return b"".join(chunks), False
 
 
-def _pieces(data: bytes) -> List[Dict[str, object]]:
+def _pieces(data: bytes) -> list[dict[str, object]]:
     """The whole pieces ``_send`` wrote (the last may be cut short by a stopped reader)."""
     pieces = []
     start = 0

@@ -27,7 +27,7 @@ except ImportError:  # Windows: claims are files (``_claim``)
 from keydrift.codes import REGISTRY_CODES, rule_selected
 from keydrift.config import is_excluded
 from keydrift.deepstack import call_with_deep_stack
-from keydrift.diskcache import CACHE_DIRECTORY, DiskCache, code_fingerprint, digest, file_digest, remember_stamped_digests
+from keydrift.diskcache import CACHE_DIRECTORY, DiskCache, code_fingerprint, digest, file_digest
 from keydrift.files import is_inside, skip_directory, walk
 from keydrift.forkhelp import SharedWork, shared_with_a_helper
 from keydrift.timing import stage
@@ -464,33 +464,44 @@ def start_helper(paths: Sequence[str], config: Config) -> None:
     Nothing is started outside ``registry_with_a_helper``, for a project whose stored findings
     still hold, or for fewer than ``_HELPED_FROM`` modules to analyze. A registry that turns
     out not to be needed (no checked file has a use a registry rule reports at) leaves its
-    helper to ``stop_helpers``."""
+    helper to ``stop_helpers``. What the early reader made is taken first, as late as it can
+    be: the helper has it too."""
+    try:
+        work = _helpers_work(paths, config)
+    finally:
+        _take_early_reading()
+    if work is not None:
+        project, pending, methods, memo_key = work
+        started = _start(project, pending, config, methods)
+        if started is not None:
+            _STARTED[memo_key] = started
+
+
+def _helpers_work(paths: Sequence[str], config: Config) -> Optional[Tuple[object, List[Tuple[str, str]], "_MethodsFingerprint", str]]:
+    """What ``start_helper`` would give its helper: (the project's index, the modules to
+    analyze, the method index's fingerprint, the registry's key); None for no helper."""
     from keydrift.analysis.project import project_index
 
-    _take_early_reading()
     wanted = [p for p in paths if p not in ("-", "stdin") and p.endswith(".py")]
     if not _HELPER_ALLOWED or not wanted or not registry_selected(config):
-        return
+        return None
     checked = {_absolute(p, config) for p in wanted}
     root, only, memo_key = _scope(config, min(checked))
     if only is not None and any(_distribution(p, root) != only for p in checked):
-        return  # files of several distributions: their registries are assembled one by one
+        return None  # files of several distributions: their registries are assembled one by one
     if memo_key in _MEMO or memo_key in _STARTED:
-        return
+        return None
     state = _project_state(root, config, only)
     cache = DiskCache(os.path.join(root, CACHE_DIRECTORY) if config.cache else None)
     if config.cache and _load(cache.load(_entry_key(config)), state) is not None:
-        return
+        return None
     stored = _stored_contributions(cache.load("m" + _entry_key(config))) if config.cache else {}
     project = project_index(config, use_cache=config.cache)
     methods = _methods_of(project)
     # the checked files' contributions are this process's: their analyses are kept from their checks
     pending = [(path, file_hash) for path, file_hash in state.items()
                if path not in checked and _still_valid(stored.get(path), file_hash, methods, path, config) is None]
-    if len(pending) >= _HELPED_FROM:
-        started = _start(project, pending, config, methods)
-        if started is not None:
-            _STARTED[memo_key] = started
+    return (project, pending, methods, memo_key) if len(pending) >= _HELPED_FROM else None
 
 
 def _take_early_reading() -> None:
@@ -501,7 +512,6 @@ def _take_early_reading() -> None:
 
     made = early_reading.collect()
     if made is not None:
-        remember_stamped_digests(made.get("digests"))
         take_early_records(made.get("records"))
 
 
