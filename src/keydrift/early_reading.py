@@ -60,12 +60,22 @@ def start(argv: Sequence[str]) -> None:
         status = 1
         try:
             os.close(read_end)
+            _let_go_of_standard_streams()
             _read(files[0], lambda piece: _send(write_end, piece))
             status = 0
         finally:
             os._exit(status)  # nothing of the parent's (buffers, atexit) is the reader's to finish
     os.close(write_end)
     _started.append((pid, read_end))
+
+
+def _let_go_of_standard_streams() -> None:
+    """The reader holds none of the run's standard streams: a caller reading the run's output
+    to its end does not wait for it."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for stream in (0, 1, 2):
+        os.dup2(null, stream)
+    os.close(null)
 
 
 def _files_checked(argv: Sequence[str]) -> list[str]:
