@@ -219,17 +219,13 @@ def read_kept_digests(cache: "DiskCache") -> None:
     if cache.directory is None or cache.directory in _DIGESTS_READ:
         return
     entry = cache.load(_KEPT_DIGESTS)
-    remember_stamped_digests(entry.get("files") if entry is not None else None)
+    items = entry.get("files") if entry is not None else None
+    if isinstance(items, list):
+        for item in items:
+            if (isinstance(item, list) and len(item) == 6 and isinstance(item[0], str)
+                    and all(type(part) is int for part in item[1:5]) and isinstance(item[5], str)):
+                _FILE_DIGESTS[(item[0], item[1], item[2], item[3], item[4])] = item[5]
     _DIGESTS_READ[cache.directory] = len(_FILE_DIGESTS)
-
-
-def remember_stamped_digests(items: object) -> None:
-    """Take digests by stamp another process kept (``keep_digests``): each is used while the
-    file's stamp is the same."""
-    for item in items if isinstance(items, list) else ():
-        if (isinstance(item, list) and len(item) == 6 and isinstance(item[0], str)
-                and all(type(part) is int for part in item[1:5]) and isinstance(item[5], str)):
-            _FILE_DIGESTS[(item[0], item[1], item[2], item[3], item[4])] = item[5]
 
 
 def keep_digests(cache: "DiskCache") -> None:

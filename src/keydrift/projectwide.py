@@ -27,6 +27,7 @@ except ImportError:  # Windows: claims are files (``_claim``)
 from keydrift.codes import REGISTRY_CODES, rule_selected
 from keydrift.config import is_excluded
 from keydrift.deepstack import call_with_deep_stack
+from keydrift import early_reading
 from keydrift.diskcache import CACHE_DIRECTORY, DiskCache, code_fingerprint, digest, file_digest
 from keydrift.files import is_inside, skip_directory, walk
 from keydrift.forkhelp import SharedWork, shared_with_a_helper
@@ -464,8 +465,8 @@ def start_helper(paths: Sequence[str], config: Config) -> None:
     Nothing is started outside ``registry_with_a_helper``, for a project whose stored findings
     still hold, or for fewer than ``_HELPED_FROM`` modules to analyze. A registry that turns
     out not to be needed (no checked file has a use a registry rule reports at) leaves its
-    helper to ``stop_helpers``. What the early reader made is taken first, as late as it can
-    be: the helper has it too."""
+    helper to ``stop_helpers``. What the early reader made is taken right before the helper is
+    forked (as late as can be, for the reader to be done): the helper has it too."""
     try:
         work = _helpers_work(paths, config)
     finally:
@@ -477,7 +478,8 @@ def start_helper(paths: Sequence[str], config: Config) -> None:
             _STARTED[memo_key] = started
 
 
-def _helpers_work(paths: Sequence[str], config: Config) -> Optional[Tuple[object, List[Tuple[str, str]], "_MethodsFingerprint", str]]:
+def _helpers_work(paths: Sequence[str], config: Config
+                  ) -> Optional[Tuple[object, List[Tuple[str, str]], "_MethodsFingerprint", str]]:
     """What ``start_helper`` would give its helper: (the project's index, the modules to
     analyze, the method index's fingerprint, the registry's key); None for no helper."""
     from keydrift.analysis.project import project_index
@@ -505,9 +507,8 @@ def _helpers_work(paths: Sequence[str], config: Config) -> Optional[Tuple[object
 
 
 def _take_early_reading() -> None:
-    """What the early reader made of the project's files (``early_reading``), before anything
-    reads them here and before the helper is forked: both processes have it."""
-    from keydrift import early_reading
+    """What the early reader made of the project's files (``early_reading``), for the method
+    index this process and the helper forked next will build."""
     from keydrift.analysis.receivers import take_early_records
 
     made = early_reading.collect()
