@@ -94,6 +94,34 @@ def test_after_running_out_of_recursion_the_next_call_has_a_fresh_thread() -> No
     assert call_with_deep_stack(lambda: deep(100)) == 100
 
 
+def test_the_call_after_a_recursion_error_is_not_handed_to_the_ending_thread(monkeypatch) -> None:
+    # the thread that ran out of recursion may still be alive when the next call comes: handed
+    # to it, that call would never be taken (a flake8 worker hung after a KD901 file)
+    import threading
+    import time
+
+    from keydrift import deepstack
+
+    real_serve = deepstack._serve
+
+    def serve_then_linger(calls, outcomes) -> None:
+        real_serve(calls, outcomes)
+        time.sleep(1)  # alive a while after its last outcome
+
+    monkeypatch.setattr(deepstack, "_serve", serve_then_linger)
+    done = []
+
+    def calls_in_a_fresh_thread() -> None:  # (its own deep thread, made with the lingering serve)
+        with pytest.raises(RecursionError):
+            call_with_deep_stack(lambda: deep(RECURSION_LIMIT * 10))
+        done.append(call_with_deep_stack(lambda: deep(100)))
+
+    caller = threading.Thread(target=calls_in_a_fresh_thread, daemon=True)
+    caller.start()
+    caller.join(timeout=30)
+    assert done == [100]
+
+
 def test_calling_threads_each_have_their_own_deep_thread() -> None:
     import threading
 

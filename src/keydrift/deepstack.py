@@ -57,6 +57,10 @@ class _DeepThread:
             _state.helper = None
             raise
         if kind == "error":
+            if isinstance(value, RecursionError):
+                # the thread ends after this call (``_serve``) but may still be alive a moment:
+                # the next call must not be handed to it, where nothing would ever take it
+                _state.helper = None
             raise value
         return value  # type: ignore[no-any-return]
 
