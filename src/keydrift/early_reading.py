@@ -10,8 +10,9 @@ digest it was made from and its vocabulary answer (known for the files that defi
 the method index's own helper makes them (``receivers._HelpedRecords``), sent a few at a time
 through a pipe wide enough to hold them all. The check collects them as late as it can, right
 before it forks the registry's helper, so both processes inherit them; a record is used only for
-a file whose digest is the one it was made from. A reader that is not done when asked for (``_WAIT_SECONDS``) is stopped, what it
-sent by then used and the rest made here as before; one nobody asked is stopped (``discard``).
+a file whose digest is the one it was made from. A reader that is not done when asked for
+(``_WAIT_SECONDS``) is stopped, what it sent by then used and the rest made here as before; one
+nobody asked is stopped (``discard``).
 
 This module is imported before anything else of keydrift's: it imports nothing of it at the top.
 """

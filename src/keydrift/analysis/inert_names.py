@@ -37,6 +37,7 @@ _IDENTIFIER = lazy(r"(?!\d)\w+")
 _STRING_OR_COMMENT = lazy(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\[\s\S])*"'
                           r"|'(?:[^'\\\n]|\\[\s\S])*'|#[^\n]*")
 _F_STRING = lazy(r"(?<![\w.])[rRbBuU]?[fF][rR]?['\"]")
+_BEFORE_A_QUOTE = ("f'", 'f"', "F'", 'F"', "r'", 'r"', "R'", 'R"')  # how ``_F_STRING``'s matches end
 _GLOBAL = lazy(r"\bglobal\b")
 
 
@@ -58,7 +59,8 @@ class InertNames:
                 self.imported.update((alias.asname or alias.name).split(".")[0] for alias in statement.names)
             else:
                 self.bound_otherwise.update(_other_bindings(statement))
-        if any(_GLOBAL.search(line) for line in lines):
+        text = "".join(lines)
+        if "global" in text and _GLOBAL.search(text):  # (the word looked for first: the pattern is slow)
             self.bound_otherwise.update(_declared_global(module))
         with source_lines(lines):
             self.named = {name: _names_in(items) for name, items in values.items()}
@@ -152,10 +154,20 @@ def _other_bindings(statement: ast.stmt) -> Iterator[str]:
 
 
 def _declared_global(module: ast.Module) -> Iterator[str]:
-    """Names a function or class body declares ``global``: it may bind them to anything."""
-    for node in ast.walk(module):
-        if isinstance(node, ast.Global):
-            yield from node.names
+    """Names a function or class body declares ``global``: it may bind them to anything. A
+    ``global`` is a statement, so only statements are gone through, not the expressions in them
+    (most of a tree's nodes: walking them all cost more than the rest of this module)."""
+    pending: List[ast.stmt] = list(module.body)
+    while pending:
+        statement = pending.pop()
+        if isinstance(statement, ast.Global):
+            yield from statement.names
+        for field in ("body", "orelse", "finalbody"):
+            pending.extend(getattr(statement, field, None) or ())
+        for handler in getattr(statement, "handlers", None) or ():
+            pending.extend(handler.body)
+        for case in getattr(statement, "cases", None) or ():
+            pending.extend(case.body)
 
 
 def _names_in(values: List[Optional[ast.expr]]) -> Optional[FrozenSet[str]]:
@@ -170,7 +182,7 @@ def _names_in(values: List[Optional[ast.expr]]) -> Optional[FrozenSet[str]]:
         text = segment(value)
         if text is None:
             return None
-        if _F_STRING.search(text):
+        if _may_hold_an_f_string(text):
             words = _loaded_names(value)
         else:
             words = _IDENTIFIER.findall(_STRING_OR_COMMENT.sub(" ", text))
@@ -180,6 +192,12 @@ def _names_in(values: List[Optional[ast.expr]]) -> Optional[FrozenSet[str]]:
             return None
         found.update(words)
     return frozenset(found)
+
+
+def _may_hold_an_f_string(text: str) -> bool:
+    """``_F_STRING`` finds a prefix: the character before its quote is f or r, looked for first
+    (the pattern itself is tried at every position of a settings module's big literal)."""
+    return any(quoted in text for quoted in _BEFORE_A_QUOTE) and _F_STRING.search(text) is not None
 
 
 def _loaded_names(value: ast.expr) -> Optional[List[str]]:

@@ -37,18 +37,16 @@ class FileMethods(NamedTuple):
         return FileMethods(methods, database, setting.group(1) if setting else "")
 
 
-def file_record(path: str, content: str, vocabulary: bool = False) -> Optional[list]:
+def file_record(path: str, content: str) -> Optional[list]:
     """What a file of digest ``content`` gives the method index (as ``_file_methods`` keeps it),
-    and the vocabulary answer its reading gave (asked of every file with ``vocabulary``), with its
-    text's key: made by another process (``receivers._HelpedRecords``, ``early_reading``) and
-    taken by the index with ``receivers._usable``."""
+    and the vocabulary answer its reading gave (for a file that defines methods), with its text's
+    key: made by another process (``receivers._HelpedRecords``, ``early_reading``) and taken by
+    the index with ``receivers._usable``."""
     text = read_regular_file(path)
     if text is None:
         return None
     found = FileMethods.of(text)
     key = text_key(text)
-    if vocabulary:
-        mentions_database(text)
     return [content, list(found.methods), list(found.database), found.user_model, key, known_answer(key)]
 
 
