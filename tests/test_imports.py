@@ -8,7 +8,10 @@ import os
 
 import pytest
 
-from keydrift.analysis.imports import absolute_module, bindings, forget_packages, import_name_for, module_name_for, module_name_of
+from keydrift.analysis.imports import (
+    absolute_module, bindings, forget_packages, import_name_for, inner_bindings, module_name_for, module_name_of,
+)
+from keydrift.analysis.module import import_map
 from keydrift.types import Config
 
 
@@ -74,3 +77,62 @@ def test_bindings_of_every_import_form():
     bound = list(bindings(ast.parse(source), "app.views", False))
     assert bound == [("os", "os", ""), ("up", "urllib.parse", ""), ("a.b", "a.b", ""),
                      ("P", "app.models", "Page"), ("Site", "app.models", "Site"), ("far", "...", "far")]
+
+
+INNER = """
+import importlib
+from app.models import Page
+
+try:
+    from app.fast import render
+except ImportError:
+    from app.slow import render
+
+if TYPE_CHECKING:
+    from app.models import Site
+
+def view(request):
+    from .store import save_page as save, find_page
+    import app.audit
+    auth = importlib.import_module("app.auth")
+    return save(request)
+
+class Handler:
+    from app.mixins import Mixin  # a class attribute, not a name of the module
+
+    def handle(self):
+        from app.store import find_page
+        backend = importlib.import_module(self.backend_name)
+        return find_page(self)
+
+    async def notify(self):
+        if self.ok:
+            from app.mail import send
+        return send(self)
+"""
+
+
+def test_inner_bindings_are_the_imports_inside_functions_methods_and_blocks():
+    bound = sorted(inner_bindings(ast.parse(INNER), "app.views", False))
+    assert bound == sorted([
+        ("render", "app.fast", "render"), ("render", "app.slow", "render"), ("Site", "app.models", "Site"),
+        ("save", "app.store", "save_page"), ("find_page", "app.store", "find_page"), ("app.audit", "app.audit", ""),
+        ("auth", "app.auth", ""), ("find_page", "app.store", "find_page"), ("send", "app.mail", "send"),
+    ])
+
+
+def test_the_import_map_takes_inner_imports_the_module_binds_no_other_way():
+    names = import_map(ast.parse(INNER + "def send(x):\n    return x\n"), "app.views", False)
+    assert names["Page"] == ("app.models", "Page")  # top level
+    assert names["save"] == ("app.store", "save_page") and names["find_page"] == ("app.store", "find_page")
+    assert names["auth"] == ("app.auth", "") and names["Site"] == ("app.models", "Site")
+    assert "render" not in names  # two sources: which one a call means is not known
+    assert "send" not in names  # a function of the module has that name
+    assert "Mixin" not in names and "backend" not in names
+
+
+def test_a_module_imported_by_name_at_the_top_level_is_bound_unless_rebound():
+    assert import_map(ast.parse("import importlib\nauth = importlib.import_module('app.auth')\n"), "m", False)[
+        "auth"] == ("app.auth", "")
+    rebound = "import importlib\nauth = importlib.import_module('app.auth')\nauth = None\n"
+    assert "auth" not in import_map(ast.parse(rebound), "m", False)

@@ -258,3 +258,46 @@ def test_a_caller_that_imports_its_helpers_in_parentheses_over_several_lines_is_
     assert reason(tmp_path) == "imports"
     proc = run(["keydrift", "check", "."], tmp_path)
     assert "app/views.py:8:9: KD102 Account.email" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_a_caller_that_imports_its_helpers_by_name_inside_a_function_is_analyzed(tmp_path: Path) -> None:
+    # ``importlib.import_module("...")`` in the function that uses it, to break an import cycle
+    views = """
+    import importlib
+
+    def signup(email):
+        service = importlib.import_module("app.service")
+        if service.lookup(email) is None:
+            service.register(email.lower())
+"""
+    chain(tmp_path, app__views=views)
+    assert reason(tmp_path) == "imports"
+    proc = run(["keydrift", "check", "."], tmp_path)
+    assert "app/views.py:6:9: KD102 Account.email" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_a_caller_that_imports_a_module_by_a_computed_name_is_analyzed(tmp_path: Path) -> None:
+    views = """
+    import importlib
+
+    def signup(email, backend):
+        service = importlib.import_module(backend)
+        service.register(email.lower())
+"""
+    chain(tmp_path, app__views=views)
+    assert reason(tmp_path) == "imports"  # which module it takes is not known: it may write
+
+
+def test_a_caller_that_imports_a_quiet_module_by_name_is_not_analyzed(tmp_path: Path) -> None:
+    views = """
+    import importlib
+
+    def signup(email):
+        text = importlib.import_module("app.text")
+        return text.shout(email)
+"""
+    chain(tmp_path, app__views=views, app__text="""
+    def shout(value):
+        return value.upper()
+""")
+    assert reason(tmp_path) == ""

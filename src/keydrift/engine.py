@@ -18,7 +18,9 @@ from keydrift.analysis.parsing import SourceRejected
 from keydrift import budget as time_budget
 from keydrift.deepstack import call_with_deep_stack
 from keydrift.diskcache import EXPORT_DEPENDENCY, current_look, digest, exported_module
-from keydrift.analysis.imports import FromImport, from_import_base, from_imports, import_name_for, plain_imports
+from keydrift.analysis.imports import (
+    FromImport, dynamic_imports, from_import_base, from_imports, import_name_for, plain_imports,
+)
 from keydrift.analysis.test_code import holds_no_finding
 from keydrift.analysis.text_relevance import relevant_by_text
 from keydrift.source import physical_lines
@@ -238,13 +240,16 @@ def _locate(path: str, config: Config) -> Tuple[ProjectIndex, str, str, bool]:
 def _imports_database_helpers(text: str, path: str, config: Config) -> bool:
     """Whether the file imports a project module whose functions read or write keys: its import
     statements in the order of the text, each read whole (``imports.from_imports``: names in
-    parentheses over several lines too). A plain import that could not be read (``import a;
-    ...``) counts as one that may bring such a function."""
+    parentheses over several lines too), and modules imported by name (``importlib.import_module
+    ("app.auth")``, ``imports.dynamic_imports``). A plain import that could not be read
+    (``import a; ...``), or a module imported by a name not written as a literal, counts as one
+    that may bring such a function."""
     if "import" not in text:
         return False
     project, file, module_name, is_package = _locate(path, config)
     statements = [(span, statement) for statement, span in from_imports(text)]
     statements += [(span, modules) for modules, span in plain_imports(text)]
+    statements += [(span, None if module is None else [module]) for module, span in dynamic_imports(text)]
     for _, statement in sorted(statements, key=lambda item: item[0]):
         if isinstance(statement, FromImport):
             base = from_import_base(statement.relative, module_name, is_package)

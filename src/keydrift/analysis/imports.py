@@ -146,16 +146,79 @@ def from_import_base(relative: str, module_name: str, is_package: bool) -> str:
 def bindings(module: ast.Module, module_name: str = "", is_package: bool = False) -> Iterator[Bound]:
     """What the top-level imports of a module bind (``from x import *`` binds nothing)."""
     for statement in module.body:
-        if isinstance(statement, ast.Import):
-            for alias in statement.names:
-                yield (alias.asname if alias.asname is not None else alias.name), alias.name, ""
-        elif isinstance(statement, ast.ImportFrom) and not any(alias.name == "*" for alias in statement.names):
-            target = statement.module or ""
-            base = absolute_module(target, statement.level, module_name, is_package)
-            if base is None:  # above the top package: kept as written, never a real module
-                base = "." * statement.level + target
-            for alias in statement.names:
-                yield (alias.asname if alias.asname is not None else alias.name), base, alias.name
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            yield from _statement_bindings(statement, module_name, is_package)
+
+
+def inner_bindings(module: ast.Module, module_name: str = "", is_package: bool = False) -> Iterator[Bound]:
+    """What the imports ``bindings`` does not read bind: import statements inside functions and
+    methods (``from app.store import save_user`` to break an import cycle) and inside
+    module-level blocks (``try``, ``if TYPE_CHECKING``), and a module imported by a literal name
+    (``auth = importlib.import_module("app.auth")`` binds ``("auth", "app.auth", "")``). An
+    import in a class's own body is left out: what it binds is an attribute of the class."""
+    pending: List[Tuple[ast.stmt, str]] = [(statement, _TOP) for statement in module.body]
+    while pending:
+        statement, place = pending.pop()
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            if place == _INNER:
+                yield from _statement_bindings(statement, module_name, is_package)
+        elif isinstance(statement, ast.Assign):
+            named = module_named(statement) if place != _CLASS_BODY else None
+            if named is not None:
+                yield named
+        elif isinstance(statement, ast.ClassDef):
+            pending.extend((inner, _CLASS_BODY) for inner in statement.body)
+        elif isinstance(statement, _COMPOUND_STATEMENTS):
+            inner_place = _INNER if place != _CLASS_BODY or isinstance(statement, _FUNCTIONS) else _CLASS_BODY
+            for child in ast.iter_child_nodes(statement):
+                if isinstance(child, ast.stmt):
+                    pending.append((child, inner_place))
+                elif isinstance(child, _HOLDERS_OF_STATEMENTS):
+                    pending.extend((inner, inner_place) for inner in child.body)
+
+
+# Where ``inner_bindings`` meets a statement: the module's top level, inside a function or a
+# block, directly in a class's body
+_TOP, _INNER, _CLASS_BODY = "top", "inner", "class"
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# Statements that hold statements (other than a class)
+_COMPOUND_STATEMENTS = tuple(getattr(ast, name) for name in (
+    "FunctionDef", "AsyncFunctionDef", "If", "For", "AsyncFor", "While", "With", "AsyncWith", "Try", "TryStar",
+    "Match") if hasattr(ast, name))
+# Parts of a compound statement that hold statements but are not statements themselves
+_HOLDERS_OF_STATEMENTS = tuple(getattr(ast, name) for name in ("ExceptHandler", "match_case") if hasattr(ast, name))
+# The functions that import a module by its name
+_IMPORTING_FUNCTIONS = ("import_module", "importlib.import_module")
+
+
+def _statement_bindings(statement: ast.stmt, module_name: str, is_package: bool) -> Iterator[Bound]:
+    if isinstance(statement, ast.Import):
+        for alias in statement.names:
+            yield (alias.asname if alias.asname is not None else alias.name), alias.name, ""
+    elif isinstance(statement, ast.ImportFrom) and not any(alias.name == "*" for alias in statement.names):
+        target = statement.module or ""
+        base = absolute_module(target, statement.level, module_name, is_package)
+        if base is None:  # above the top package: kept as written, never a real module
+            base = "." * statement.level + target
+        for alias in statement.names:
+            yield (alias.asname if alias.asname is not None else alias.name), base, alias.name
+
+
+def module_named(statement: ast.Assign) -> Optional[Bound]:
+    """``name = importlib.import_module("a.b")`` (or ``import_module(...)``): the name bound to
+    module ``a.b``; None for any other assignment, a relative or computed name."""
+    value = statement.value
+    if len(statement.targets) != 1 or not isinstance(statement.targets[0], ast.Name) \
+            or not isinstance(value, ast.Call) or len(value.args) != 1 or value.keywords:
+        return None
+    func = value.func
+    called = func.id if isinstance(func, ast.Name) else \
+        f"{func.value.id}.{func.attr}" if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else ""
+    argument = value.args[0]
+    if called not in _IMPORTING_FUNCTIONS or not isinstance(argument, ast.Constant) \
+            or not isinstance(argument.value, str) or not _DOTTED.fullmatch(argument.value):
+        return None
+    return statement.targets[0].id, argument.value, ""
 
 
 # Import statements read from a module's text, without parsing it (``imported_modules``): a
@@ -164,6 +227,10 @@ def bindings(module: ast.Module, module_name: str = "", is_package: bool = False
 _FROM_STATEMENT = lazy(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]*(\([^)]*\)|(?:[^\n\\]|\\\n)*)", re.M)
 _PLAIN_STATEMENT = lazy(r"^[ \t]*import[ \t]+((?:[^\n\\]|\\\n)*)", re.M)
 _IMPORT_WORD = lazy(r"\bimport\b")
+# A call importing a module by its name (``importlib.import_module(...)``, ``__import__(...)``),
+# and its first argument when it is a module's absolute name written as a literal
+_IMPORTING_CALL = lazy(r"\b(?:import_module|__import__)[ \t]*\(")
+_LITERAL_MODULE = lazy(r"""[ \t]*(?:"([A-Za-z_][\w.]*)"|'([A-Za-z_][\w.]*)')[ \t]*[,)]""")
 _DOTTED = lazy(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _NAME = lazy(r"[A-Za-z_]\w*|\*")
 
@@ -192,12 +259,27 @@ def plain_imports(text: str) -> Iterator[Tuple[Optional[List[str]], Tuple[int, i
         yield _modules_listed(match.group(1), text, match.end()), match.span()
 
 
+def dynamic_imports(text: str) -> Iterator[Tuple[Optional[str], Tuple[int, int]]]:
+    """Every call of the text that imports a module by its name (``importlib.import_module
+    ("app.auth")``, ``__import__("app.auth")``), with its span: the module when its absolute
+    name is written there as a literal, else None (a relative or computed name: the text does
+    not tell which module)."""
+    if "import_module" not in text and "__import__" not in text:
+        return
+    for match in _IMPORTING_CALL.finditer(text):
+        literal = _LITERAL_MODULE.match(text, match.end())
+        name = (literal.group(1) or literal.group(2)) if literal is not None else None
+        yield (name if name and _DOTTED.fullmatch(name) else None), (match.start(), literal.end() if literal else match.end())
+
+
 def imported_modules(text: str, module_name: str, is_package: bool) -> Optional[Tuple[str, ...]]:
     """Every module an import statement anywhere in the text (a function's, a ``TYPE_CHECKING``
     block's) may bring a function from: ``import a.b`` -> a, a.b; ``from .c import d`` in
     package ``app.x`` -> app.c, app.c.d (``d`` may be a submodule). None when the text says
     ``import`` outside a statement read here (a ``;`` or ``if x: import y`` line, a string, an
-    unusual spelling): what the module imports is then not known from its text."""
+    unusual spelling) or imports a module by a name it does not write as a literal
+    (``import_module(name)``): what the module imports is then not known from its text. A
+    module imported by a literal name (``importlib.import_module("app.auth")``) is imported."""
     found: Dict[str, None] = {}
     spans = []
     for statement, span in from_imports(text):
@@ -215,6 +297,12 @@ def imported_modules(text: str, module_name: str, is_package: bool) -> Optional[
             for end in range(1, len(parts) + 1):
                 found[".".join(parts[:end])] = None
         spans.append(span)
+    for dynamic, _ in dynamic_imports(text):
+        if dynamic is None:
+            return None
+        parts = dynamic.split(".")
+        for end in range(1, len(parts) + 1):
+            found[".".join(parts[:end])] = None
     if not _every_import_read(text, spans):
         return None
     return tuple(found)

@@ -98,9 +98,52 @@ def _add_units(body: Sequence[ast.stmt], prefix: str, class_name: str, units: Li
 
 
 def import_map(module: ast.Module, module_name: str, is_package: bool) -> Dict[str, Tuple[str, str]]:
-    """Local name -> (module, symbol); symbol "" when the name is a module."""
-    return {local: (source, symbol) for local, source, symbol in imports.bindings(module, module_name, is_package)
-            if not source.startswith(".")}
+    """Local name -> (module, symbol); symbol "" when the name is a module. The top-level
+    imports, and those inside functions and blocks (``imports.inner_bindings``: an import put in
+    the function that uses it to break an import cycle) whose name the module binds no other
+    way: the calls of any function that says the name are resolved through it. A name imported
+    in two places from two different sources, or also bound at the top level (a variable, a
+    function, a class), is left out: which one a call means is not known."""
+    found = {local: (source, symbol) for local, source, symbol in imports.bindings(module, module_name, is_package)
+             if not source.startswith(".")}
+    inner: Dict[str, Set[Tuple[str, str]]] = {}
+    for local, source, symbol in imports.inner_bindings(module, module_name, is_package):
+        if local not in found:
+            inner.setdefault(local, set()).add((source, symbol))
+    if inner:
+        taken = _bound_at_top_level(module)
+        for local, sources in inner.items():
+            source, symbol = next(iter(sources))
+            if len(sources) == 1 and local not in taken and not source.startswith("."):
+                found[local] = (source, symbol)
+    return found
+
+
+def _bound_at_top_level(module: ast.Module) -> Set[str]:
+    """The names the module's top level binds other than by an import statement: its functions
+    and classes, its variables (assigned, loop, ``with`` and ``except`` targets), in its blocks
+    too."""
+    taken: Set[str] = set()
+    pending: List[ast.AST] = list(module.body)
+    while pending:
+        statement = pending.pop()
+        if isinstance(statement, (*FUNCTION_TYPES, ast.ClassDef)):
+            taken.add(statement.name)
+            continue
+        targets: List[ast.AST] = []
+        if isinstance(statement, ast.Assign):
+            # (``auth = importlib.import_module("app.auth")`` binds by an import)
+            targets = list(statement.targets) if imports.module_named(statement) is None else []
+        elif isinstance(statement, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+            targets = [statement.target]
+        elif isinstance(statement, WITH_TYPES):
+            targets = [item.optional_vars for item in statement.items if item.optional_vars is not None]
+        elif isinstance(statement, ast.ExceptHandler) and statement.name:
+            taken.add(statement.name)
+        taken.update(node.id for target in targets for node in ast.walk(target) if isinstance(node, ast.Name))
+        for holder in ("body", "orelse", "finalbody", "handlers"):
+            pending.extend(getattr(statement, holder, ()))
+    return taken
 
 
 class ModuleAnalysis:
@@ -119,6 +162,9 @@ class ModuleAnalysis:
         self.units = {u.name: u for u in function_units(module.body)}
         self.classes = {n.name for n in module.body if isinstance(n, ast.ClassDef)}
         self.imports = import_map(module, module_name, is_package)
+        # the names only an import inside a function or block binds (``import_map``)
+        self.inner_imported = frozenset(self.imports).difference(
+            local for local, _, _ in imports.bindings(module, module_name, is_package))
         self.class_infos = class_infos(module)
         self.module_imports: Optional[List[str]] = None
         self.app_imports: Dict[str, List[str]] = {}  # package -> modules its apps.py imports
@@ -322,7 +368,7 @@ class ModuleAnalysis:
     def _resolve_direct(self, call: ast.Call, walker: FunctionWalker) -> Optional[Resolved]:
         func = call.func
         if isinstance(func, ast.Name):
-            if func.id not in self.units and func.id not in self.imports:
+            if func.id not in self.units and func.id not in self.imports or self._a_parameter_here(func.id, walker):
                 return None  # (a builtin, a class, a local callable: nothing ``_by_name`` finds)
             return self._by_name(func.id, "", f"{func.id}()")
         if not isinstance(func, ast.Attribute):
@@ -336,7 +382,7 @@ class ModuleAnalysis:
             class_name = self._class_of_variable(owner.id, walker)
             if class_name:
                 return self._method_of_class(class_name, method, label)
-            if owner.id in self.classes or owner.id in self.imports:
+            if owner.id in self.classes or owner.id in self.imports and not self._a_parameter_here(owner.id, walker):
                 return self._by_name(owner.id, method, label)
             # nothing else tells a name's class (``_receiver_class`` would ask the same again)
             return self._only_definition(method, label)
@@ -350,6 +396,14 @@ class ModuleAnalysis:
         # it holds, never the method itself (whose summary is the one being made)
         held = isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name) and owner.value.id == "self"
         return found or self._only_definition(method, label, walker.class_name if held else "")
+
+    def _a_parameter_here(self, name: str, walker: FunctionWalker) -> bool:
+        """Whether ``name``, bound by an import inside another function only, is a parameter of
+        the function walked: there it is what the caller passes, not that import."""
+        if name not in self.inner_imported:
+            return False
+        unit = self.units.get(walker.function)
+        return unit is not None and name in parameter_names(unit.node)
 
     def _class_of_variable(self, name: str, walker: FunctionWalker) -> str:
         """A variable bound to ``Repo(...)``, or a parameter annotated ``Repo``."""

@@ -6,8 +6,8 @@ from typing import Iterator, List, Optional, Tuple
 
 from keydrift.analysis.facts import CASE, SLUG
 from keydrift.analysis.registry import (
-    Form, KeyRecord, KeyUse, ProjectFinding, describe, elsewhere, form_of, forms_disagree, reportable_lookup,
-    stored_form,
+    Form, KeyRecord, KeyUse, Origin, ProjectFinding, describe, elsewhere, form_of, forms_disagree, opaque_origin,
+    reportable_lookup, stored_form,
 )
 from keydrift.rules._base import Rule
 from keydrift.rules._examples import Invalid, Valid
@@ -21,6 +21,16 @@ _MODELS = """
 
     class Person(models.Model):
         email = models.EmailField(db_index=True)
+    """
+
+# called by the framework's authenticate() with what the user typed: nothing in the project calls it
+_EMAIL_BACKEND = """
+    from app.models import Person
+
+
+    class EmailBackend:
+        def authenticate(self, request, email=None, password=None):
+            return Person.objects.filter(email__iexact=email).first()
     """
 
 
@@ -75,6 +85,25 @@ class LookupsDisagree(Rule):
                     return Person.objects.filter(email=form.cleaned_data["email"]).exists()
                 """,
         }),
+        Invalid({
+            "app/__init__.py": "",
+            "app/models.py": _MODELS,
+            "app/backends.py": _EMAIL_BACKEND,
+            "app/lockout.py": """
+                from app.models import Person
+
+
+                def notify_locked_out(email):
+                    return Person.objects.filter(email=email).first()
+                """,
+            "app/views.py": """
+                from app.lockout import notify_locked_out
+
+
+                def lock_out(request):
+                    return notify_locked_out(request.POST["email"])  # expect: KD109
+                """,
+        }, note="The framework calls the backend with what the user typed, and it ignores case; the lockout does not:"),
     )
     VALID = (
         Valid({
@@ -95,6 +124,30 @@ class LookupsDisagree(Rule):
                     return Person.objects.filter(email=form.cleaned_data["email"].lower()).exists()
                 """,
         }, note="Every lookup passes the key through the same normalization:"),
+        Valid({
+            "app/__init__.py": "",
+            "app/models.py": _MODELS,
+            "app/backends.py": _EMAIL_BACKEND,
+            "app/lockout.py": """
+                from app.models import Person
+
+
+                def stored_email(email):
+                    person = Person.objects.filter(email__iexact=email).first()
+                    return person.email if person else email
+
+
+                def notify_locked_out(email):
+                    return Person.objects.filter(email=email).first()
+                """,
+            "app/views.py": """
+                from app.lockout import notify_locked_out, stored_email
+
+
+                def lock_out(request):
+                    return notify_locked_out(stored_email(request.POST["email"]))
+                """,
+        }, note="The address is first resolved to the one stored, found as the backend finds it:"),
     )
 
     def check(self, facts: object) -> Iterator[ProjectFinding]:
@@ -165,9 +218,19 @@ def _exact_against_insensitive(record: KeyRecord, lookup: KeyUse) -> Optional[Ke
     if lookup.steps or CASE in lookup.absorbs | record.absorbs or not reportable_lookup(lookup):
         return None
     for other in record.lookups:
-        if CASE in other.absorbs and elsewhere(other.site, lookup.site) and reportable_lookup(other):
+        if CASE in other.absorbs and elsewhere(other.site, lookup.site) and _compares_outside_values(other):
             return other
     return None
+
+
+def _compares_outside_values(use: KeyUse) -> bool:
+    """A lookup of values from outside the database: not a literal, not a record's own field,
+    not the result of a call the analysis cannot see into. Unlike ``reportable_lookup`` a plain
+    parameter counts: a lookup by a parameter that is still in the registry has no caller in
+    the project (a caller's use replaces it: ``registry._outermost``), so a framework calls it
+    with what it was given (``ModelBackend.authenticate(request, username)``), and comparing
+    that case-insensitively says how the project means the key to match."""
+    return use.origin not in (Origin.CONSTANT, Origin.RECORD) and not opaque_origin(use)
 
 
 def _makes_a_slug(form: Form) -> bool:
