@@ -155,38 +155,45 @@ def inner_bindings(module: ast.Module, module_name: str = "", is_package: bool =
     methods (``from app.store import save_user`` to break an import cycle) and inside
     module-level blocks (``try``, ``if TYPE_CHECKING``), and a module imported by a literal name
     (``auth = importlib.import_module("app.auth")`` binds ``("auth", "app.auth", "")``). An
-    import in a class's own body is left out: what it binds is an attribute of the class."""
-    pending: List[Tuple[ast.stmt, str]] = [(statement, _TOP) for statement in module.body]
+    import in a class's own body is left out: what it binds is an attribute of the class. Only
+    the statements are gone through, by the fields that hold them (it is asked of every module
+    analyzed)."""
+    pending: List[Tuple[List[ast.stmt], str]] = [(module.body, _TOP)]
     while pending:
-        statement, place = pending.pop()
-        if isinstance(statement, (ast.Import, ast.ImportFrom)):
-            if place == _INNER:
-                yield from _statement_bindings(statement, module_name, is_package)
-        elif isinstance(statement, ast.Assign):
-            named = module_named(statement) if place != _CLASS_BODY else None
-            if named is not None:
-                yield named
-        elif isinstance(statement, ast.ClassDef):
-            pending.extend((inner, _CLASS_BODY) for inner in statement.body)
-        elif isinstance(statement, _COMPOUND_STATEMENTS):
-            inner_place = _INNER if place != _CLASS_BODY or isinstance(statement, _FUNCTIONS) else _CLASS_BODY
-            for child in ast.iter_child_nodes(statement):
-                if isinstance(child, ast.stmt):
-                    pending.append((child, inner_place))
-                elif isinstance(child, _HOLDERS_OF_STATEMENTS):
-                    pending.extend((inner, inner_place) for inner in child.body)
+        body, place = pending.pop()
+        for statement in body:
+            kind = type(statement)
+            if kind in _IMPORT_STATEMENTS:
+                if place == _INNER:
+                    yield from _statement_bindings(statement, module_name, is_package)
+            elif kind is ast.Assign:
+                named = module_named(statement) if place != _CLASS_BODY else None  # type: ignore[arg-type]
+                if named is not None:
+                    yield named
+            elif kind is ast.ClassDef:
+                pending.append((statement.body, _CLASS_BODY))  # type: ignore[attr-defined]
+            elif kind in _COMPOUND_STATEMENTS:
+                inner = _INNER if place != _CLASS_BODY or kind in _FUNCTIONS else _CLASS_BODY
+                for field in _STATEMENT_FIELDS:
+                    held = getattr(statement, field, None)
+                    if held:
+                        pending.append((held, inner))
+                for part in getattr(statement, "handlers", ()) or getattr(statement, "cases", ()):
+                    pending.append((part.body, inner))
 
 
 # Where ``inner_bindings`` meets a statement: the module's top level, inside a function or a
 # block, directly in a class's body
 _TOP, _INNER, _CLASS_BODY = "top", "inner", "class"
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_FUNCTIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
+_IMPORT_STATEMENTS = frozenset({ast.Import, ast.ImportFrom})
+# The fields of a compound statement that hold statements (``handlers`` and ``cases`` hold parts
+# that do)
+_STATEMENT_FIELDS = ("body", "orelse", "finalbody")
 # Statements that hold statements (other than a class)
-_COMPOUND_STATEMENTS = tuple(getattr(ast, name) for name in (
+_COMPOUND_STATEMENTS = frozenset(getattr(ast, name) for name in (
     "FunctionDef", "AsyncFunctionDef", "If", "For", "AsyncFor", "While", "With", "AsyncWith", "Try", "TryStar",
     "Match") if hasattr(ast, name))
-# Parts of a compound statement that hold statements but are not statements themselves
-_HOLDERS_OF_STATEMENTS = tuple(getattr(ast, name) for name in ("ExceptHandler", "match_case") if hasattr(ast, name))
 # The functions that import a module by its name
 _IMPORTING_FUNCTIONS = ("import_module", "importlib.import_module")
 
