@@ -111,7 +111,10 @@ exports = st.builds(
                     .map(tuple), max_size=2),
     st.dictionaries(texts, st.builds(Constructor, st.lists(texts, max_size=3).map(tuple),
                                      st.lists(st.tuples(texts, steps), max_size=2).map(tuple), texts), max_size=2),
-    st.frozensets(fields, max_size=2))
+    st.frozensets(fields, max_size=2),
+    st.frozensets(fields, max_size=2),
+    st.frozensets(texts, max_size=2),
+    st.dictionaries(texts, st.tuples(texts, texts), max_size=2))
 
 
 def _through_json(data: object) -> object:

@@ -136,3 +136,29 @@ def test_a_module_imported_by_name_at_the_top_level_is_bound_unless_rebound():
         "auth"] == ("app.auth", "")
     rebound = "import importlib\nauth = importlib.import_module('app.auth')\nauth = None\n"
     assert "auth" not in import_map(ast.parse(rebound), "m", False)
+
+
+def test_module_level_instances_are_variables_bound_once_to_a_class_of_the_module_or_imported():
+    from keydrift.analysis.module import module_instances
+
+    source = """
+from app.repo import AccountRepo, make_repo
+import app.cache as cache
+
+class Local:
+    pass
+
+accounts = AccountRepo()
+local = Local()
+built = make_repo()  # a function's result, not known to be an instance of one class
+cached = cache.Store()  # a class named through a module: not read
+twice = Local()
+twice = AccountRepo()
+looped = Local()
+for looped in range(3):
+    pass
+"""
+    module = ast.parse(source)
+    imported = import_map(module, "app.views", False)
+    classes = {"Local"}
+    assert module_instances(module, classes, imported) == {"accounts": "AccountRepo", "local": "Local"}

@@ -120,30 +120,63 @@ def import_map(module: ast.Module, module_name: str, is_package: bool) -> Dict[s
 
 
 def _bound_at_top_level(module: ast.Module) -> Set[str]:
-    """The names the module's top level binds other than by an import statement: its functions
-    and classes, its variables (assigned, loop, ``with`` and ``except`` targets), in its blocks
-    too."""
-    taken: Set[str] = set()
-    pending: List[ast.AST] = list(module.body)
+    """The names the module's top level binds other than by an import (``_names_bound_by``)."""
+    return {name for statement in module.body for name in _names_bound_by(statement, imports_too=False)}
+
+
+def module_instances(module: ast.Module, classes: Set[str], imported: Dict[str, Tuple[str, str]]) -> Dict[str, str]:
+    """Module-level variables each bound once, to an instance of a class the module defines or
+    imports by name (``accounts = AccountRepo()``, a service or repository made once for the
+    whole module): variable -> that class's name in the module. A variable bound again at the
+    top level is left out (which instance a call meets is not known)."""
+    made: Dict[str, str] = {}
+    for statement in module.body:
+        if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+            continue
+        target, value = statement.targets[0], statement.value
+        if isinstance(target, ast.Name) and isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
+                and (value.func.id in classes or _names_a_class(value.func.id, imported)):
+            made[target.id] = value.func.id
+    if not made:
+        return made
+    bound: Dict[str, int] = {}
+    for statement in module.body:
+        for name in _names_bound_by(statement):
+            bound[name] = bound.get(name, 0) + 1
+    return {name: cls for name, cls in made.items() if bound.get(name) == 1 and name not in imported}
+
+
+def _names_a_class(name: str, imported: Dict[str, Tuple[str, str]]) -> bool:
+    """An imported name spelled as a class is (``AccountRepo``, not ``make_repo``)."""
+    return bool(imported.get(name, ("", ""))[1]) and name[:1].isupper()
+
+
+def _names_bound_by(statement: ast.stmt, imports_too: bool = True) -> Iterator[str]:
+    """The names a top-level statement binds, its blocks' statements included: a function or a
+    class, a variable (assigned, loop, ``with`` and ``except`` targets), and with ``imports_too``
+    an import (``auth = importlib.import_module("app.auth")`` is one)."""
+    pending: List[ast.AST] = [statement]
     while pending:
-        statement = pending.pop()
-        if isinstance(statement, (*FUNCTION_TYPES, ast.ClassDef)):
-            taken.add(statement.name)
+        node = pending.pop()
+        if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef)):
+            yield node.name
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            if imports_too:
+                yield from ((alias.asname or alias.name).split(".")[0] for alias in node.names)
             continue
         targets: List[ast.AST] = []
-        if isinstance(statement, ast.Assign):
-            # (``auth = importlib.import_module("app.auth")`` binds by an import)
-            targets = list(statement.targets) if imports.module_named(statement) is None else []
-        elif isinstance(statement, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
-            targets = [statement.target]
-        elif isinstance(statement, WITH_TYPES):
-            targets = [item.optional_vars for item in statement.items if item.optional_vars is not None]
-        elif isinstance(statement, ast.ExceptHandler) and statement.name:
-            taken.add(statement.name)
-        taken.update(node.id for target in targets for node in ast.walk(target) if isinstance(node, ast.Name))
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets) if imports_too or imports.module_named(node) is None else []
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+            targets = [node.target]
+        elif isinstance(node, WITH_TYPES):
+            targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            yield node.name
+        yield from (name.id for target in targets for name in ast.walk(target) if isinstance(name, ast.Name))
         for holder in ("body", "orelse", "finalbody", "handlers"):
-            pending.extend(getattr(statement, holder, ()))
-    return taken
+            pending.extend(getattr(node, holder, ()))
 
 
 class ModuleAnalysis:
@@ -166,6 +199,7 @@ class ModuleAnalysis:
         self.inner_imported = frozenset(self.imports).difference(
             local for local, _, _ in imports.bindings(module, module_name, is_package))
         self.class_infos = class_infos(module)
+        self.instances = module_instances(module, self.classes, self.imports)
         self.module_imports: Optional[List[str]] = None
         self.app_imports: Dict[str, List[str]] = {}  # package -> modules its apps.py imports
         self.annotations: Dict[str, Dict[str, str]] = {}  # function -> parameter -> class
@@ -390,6 +424,9 @@ class ModuleAnalysis:
         label = f"{dotted}.{method}()" if dotted else f"{method}()"
         if dotted in self.imports and not self.imports[dotted][1]:
             return self._external(self.imports[dotted][0], method, label)
+        through_module = self._module_variable(owner)
+        if through_module is not None:  # ``repo.accounts.add()``, ``repo`` a module
+            return self._instance_method(through_module[0], through_module[1], method, label)
         class_name = self._receiver_class(owner, walker)
         found = self._method_of_class(class_name, method, label) if class_name else None
         # ``self.store.save_user()`` in a class's own ``save_user``: a delegation to the object
@@ -400,10 +437,20 @@ class ModuleAnalysis:
     def _a_parameter_here(self, name: str, walker: FunctionWalker) -> bool:
         """Whether ``name``, bound by an import inside another function only, is a parameter of
         the function walked: there it is what the caller passes, not that import."""
-        if name not in self.inner_imported:
-            return False
-        unit = self.units.get(walker.function)
-        return unit is not None and name in parameter_names(unit.node)
+        return name in self.inner_imported and self._parameter_of(name, walker)
+
+    def _module_variable(self, owner: ast.expr) -> Optional[Tuple[str, str]]:
+        """(module, variable) of ``m.variable`` where ``m`` is an imported module
+        (``import app.repo as m``, or ``from app import repo`` naming a module of the project)."""
+        if not isinstance(owner, ast.Attribute) or not isinstance(owner.value, ast.Name) or self.project is None:
+            return None
+        bound = self.imports.get(owner.value.id)
+        if bound is None:
+            return None
+        module = bound[0] if not bound[1] else f"{bound[0]}.{bound[1]}" if bound[0] else bound[1]
+        if self.project.path_for(module, self.file) is None:  # type: ignore[attr-defined]
+            return None
+        return module, owner.attr
 
     def _class_of_variable(self, name: str, walker: FunctionWalker) -> str:
         """A variable bound to ``Repo(...)``, or a parameter annotated ``Repo``."""
@@ -415,7 +462,24 @@ class ModuleAnalysis:
         if name in walker.state.values and name not in self._annotations(walker.function):
             return ""
         cls = self._annotations(walker.function).get(name, "")
+        if not cls and name in self.instances and not self._parameter_of(name, walker):
+            cls = self.instances[name]  # ``accounts = AccountRepo()`` at the top level
         return cls if cls in self.classes or cls in self.imports else ""
+
+    def exported_instances(self) -> Dict[str, Tuple[str, str]]:
+        """The module-level instances an importer may call methods of: variable -> (the module
+        that defines its class, the class's name there)."""
+        found: Dict[str, Tuple[str, str]] = {}
+        for name, cls in self.instances.items():
+            if cls in self.classes and self.module_name:
+                found[name] = (self.module_name, cls)
+            elif cls in self.imports and self.imports[cls][0]:
+                found[name] = self.imports[cls]
+        return found
+
+    def _parameter_of(self, name: str, walker: FunctionWalker) -> bool:
+        unit = self.units.get(walker.function)
+        return unit is not None and name in parameter_names(unit.node)
 
     def _annotations(self, function: str) -> Dict[str, str]:
         if function not in self.annotations:
@@ -509,8 +573,18 @@ class ModuleAnalysis:
             found = self._external(module, f"{symbol}.{member}" if member else symbol, label)
             if found is None and member:  # ``from app import repo``: a submodule
                 found = self._external(f"{module}.{symbol}" if module else symbol, member, label)
+            if found is None and member:  # ``from app.repo import accounts``: an instance made there
+                found = self._instance_method(module, symbol, member, label)
             return found
         return None
+
+    def _instance_method(self, module: str, variable: str, member: str, label: str) -> Optional[Resolved]:
+        """The method ``member`` of the instance a project module binds to ``variable`` at its top
+        level (``exported_instances``), as the module of its class summarizes it."""
+        if self.project is None or not module or "." in member:
+            return None
+        made = self.project.module_export(module, self.file).instances.get(variable)  # type: ignore[attr-defined]
+        return self._external(made[0], f"{made[1]}.{member}", label) if made else None
 
     def _local(self, qualified: str, label: str) -> Optional[Resolved]:
         summary = self.summary(qualified)

@@ -1081,7 +1081,7 @@ def _export_of(analysis: Any, tree: ast.Module, path: str, relative: str) -> "Mo
                         dict(analysis.info.primary_keys), set(analysis.info.validation_models), keys,
                         dict(analysis.info.derivations), dict(analysis.info.constructors),
                         analysis.info.relations, analysis.info.computed,
-                        inert_names(tree, current_source_lines() or ()))
+                        inert_names(tree, current_source_lines() or ()), analysis.exported_instances())
 
 
 @record
@@ -1102,6 +1102,8 @@ class ModuleExport:
     computed: FrozenSet[Tuple[str, str]] = frozenset()  # fields the database computes
     # variables through which an importer reaches none of its functions (``inert_names``)
     inert: FrozenSet[str] = frozenset()
+    # variables bound to an instance of a class: variable -> (module, class) (``ModuleAnalysis.exported_instances``)
+    instances: Dict[str, Tuple[str, str]] = field(default_factory=dict)
 
     def reads_or_writes_keys(self) -> bool:
         """Whether a function of the module reads or writes a key."""
@@ -1140,6 +1142,7 @@ class ModuleExport:
             "relations": sorted([entity, name] for entity, name in self.relations),
             "computed": sorted([entity, name] for entity, name in self.computed),
             "inert": sorted(self.inert),
+            "instances": sorted([name, module, cls] for name, (module, cls) in self.instances.items()),
         }
 
     @staticmethod
@@ -1160,6 +1163,7 @@ class ModuleExport:
             frozenset((str(e), str(f)) for e, f in data.get("relations", ())),
             frozenset((str(e), str(f)) for e, f in data.get("computed", ())),
             frozenset(str(name) for name in data.get("inert", ())),
+            {str(name): (str(module), str(cls)) for name, module, cls in data.get("instances", ())},
         )
 
 
@@ -1207,6 +1211,7 @@ class DemandedExport:
         self.relations = info.relations
         self.computed = info.computed
         self.inert = InertNames(analysis.module, lines)
+        self.instances = analysis.exported_instances()
         self.where = os.path.abspath(analysis.file)
 
     @property
@@ -1356,7 +1361,8 @@ class DemandedExport:
 
     def _with(self, summaries: Dict[str, FunctionSummary], keys: ModuleKeys) -> ModuleExport:
         return ModuleExport(summaries, self.rewrites, self.absorbs, self.primary_keys, self.validation_models, keys,
-                            self.derivations, self.constructors, self.relations, self.computed, self.inert.all())
+                            self.derivations, self.constructors, self.relations, self.computed, self.inert.all(),
+                            self.instances)
 
 
 class _DemandedSummaries(Mapping):
