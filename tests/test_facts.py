@@ -114,6 +114,7 @@ exports = st.builds(
     st.frozensets(fields, max_size=2),
     st.frozensets(fields, max_size=2),
     st.frozensets(texts, max_size=2),
+    st.dictionaries(texts, st.tuples(texts, texts), max_size=2),
     st.dictionaries(texts, st.tuples(texts, texts), max_size=2))
 
 

@@ -179,6 +179,10 @@ def _names_bound_by(statement: ast.stmt, imports_too: bool = True) -> Iterator[s
             pending.extend(getattr(node, holder, ()))
 
 
+# Packages that hand on an instance one of their modules made, followed from an importer
+_REEXPORTS_FOLLOWED = 2
+
+
 class ModuleAnalysis:
     """Walks every function of a module once; summaries are computed on demand, so a caller
     sees its callees' summaries wherever they are defined."""
@@ -190,6 +194,7 @@ class ModuleAnalysis:
         self.config = config
         self.project = project
         self.module_name = module_name
+        self.is_package = is_package
         self.file = file or os.path.abspath(path)  # where imports are looked up from
         self.info = module_info(module)
         self.units = {u.name: u for u in function_units(module.body)}
@@ -477,6 +482,15 @@ class ModuleAnalysis:
                 found[name] = self.imports[cls]
         return found
 
+    def exported_reexports(self) -> Dict[str, Tuple[str, str]]:
+        """What a package's ``__init__`` takes from its modules under a lowercase name and hands
+        on (``from .crud_user import user``: an instance, or a function): name -> (module,
+        name there). Other modules' imports are not looked through (``_instance_method``)."""
+        if not self.is_package:
+            return {}
+        return {name: bound for name, bound in self.imports.items()
+                if bound[1] and name[:1].islower() and name not in self.inner_imported}
+
     def _parameter_of(self, name: str, walker: FunctionWalker) -> bool:
         unit = self.units.get(walker.function)
         return unit is not None and name in parameter_names(unit.node)
@@ -580,11 +594,19 @@ class ModuleAnalysis:
 
     def _instance_method(self, module: str, variable: str, member: str, label: str) -> Optional[Resolved]:
         """The method ``member`` of the instance a project module binds to ``variable`` at its top
-        level (``exported_instances``), as the module of its class summarizes it."""
-        if self.project is None or not module or "." in member:
-            return None
-        made = self.project.module_export(module, self.file).instances.get(variable)  # type: ignore[attr-defined]
-        return self._external(made[0], f"{made[1]}.{member}", label) if made else None
+        level (``exported_instances``), as the module of its class summarizes it; through a
+        package that hands the instance on (``exported_reexports``)."""
+        for _ in range(_REEXPORTS_FOLLOWED + 1):
+            if self.project is None or not module or "." in member:
+                return None
+            export = self.project.module_export(module, self.file)  # type: ignore[attr-defined]
+            made = export.instances.get(variable)
+            if made is not None:
+                return self._external(made[0], f"{made[1]}.{member}", label)
+            if variable not in export.reexports:  # ``from .crud_user import user`` in ``crud/__init__.py``
+                return None
+            module, variable = export.reexports[variable]
+        return None
 
     def _local(self, qualified: str, label: str) -> Optional[Resolved]:
         summary = self.summary(qualified)

@@ -1081,7 +1081,8 @@ def _export_of(analysis: Any, tree: ast.Module, path: str, relative: str) -> "Mo
                         dict(analysis.info.primary_keys), set(analysis.info.validation_models), keys,
                         dict(analysis.info.derivations), dict(analysis.info.constructors),
                         analysis.info.relations, analysis.info.computed,
-                        inert_names(tree, current_source_lines() or ()), analysis.exported_instances())
+                        inert_names(tree, current_source_lines() or ()), analysis.exported_instances(),
+                        analysis.exported_reexports())
 
 
 @record
@@ -1104,6 +1105,8 @@ class ModuleExport:
     inert: FrozenSet[str] = frozenset()
     # variables bound to an instance of a class: variable -> (module, class) (``ModuleAnalysis.exported_instances``)
     instances: Dict[str, Tuple[str, str]] = field(default_factory=dict)
+    # what a package hands on of its modules: name -> (module, name there) (``exported_reexports``)
+    reexports: Dict[str, Tuple[str, str]] = field(default_factory=dict)
 
     def reads_or_writes_keys(self) -> bool:
         """Whether a function of the module reads or writes a key."""
@@ -1143,6 +1146,7 @@ class ModuleExport:
             "computed": sorted([entity, name] for entity, name in self.computed),
             "inert": sorted(self.inert),
             "instances": sorted([name, module, cls] for name, (module, cls) in self.instances.items()),
+            "reexports": sorted([name, module, there] for name, (module, there) in self.reexports.items()),
         }
 
     @staticmethod
@@ -1164,6 +1168,7 @@ class ModuleExport:
             frozenset((str(e), str(f)) for e, f in data.get("computed", ())),
             frozenset(str(name) for name in data.get("inert", ())),
             {str(name): (str(module), str(cls)) for name, module, cls in data.get("instances", ())},
+            {str(name): (str(module), str(there)) for name, module, there in data.get("reexports", ())},
         )
 
 
@@ -1212,6 +1217,7 @@ class DemandedExport:
         self.computed = info.computed
         self.inert = InertNames(analysis.module, lines)
         self.instances = analysis.exported_instances()
+        self.reexports = analysis.exported_reexports()
         self.where = os.path.abspath(analysis.file)
 
     @property
@@ -1362,7 +1368,7 @@ class DemandedExport:
     def _with(self, summaries: Dict[str, FunctionSummary], keys: ModuleKeys) -> ModuleExport:
         return ModuleExport(summaries, self.rewrites, self.absorbs, self.primary_keys, self.validation_models, keys,
                             self.derivations, self.constructors, self.relations, self.computed, self.inert.all(),
-                            self.instances)
+                            self.instances, self.reexports)
 
 
 class _DemandedSummaries(Mapping):
