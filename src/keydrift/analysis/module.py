@@ -431,7 +431,9 @@ class ModuleAnalysis:
             return self._external(self.imports[dotted][0], method, label)
         through_module = self._module_variable(owner)
         if through_module is not None:  # ``repo.accounts.add()``, ``repo`` a module
-            return self._instance_method(through_module[0], through_module[1], method, label)
+            found = self._instance_method(through_module[0], through_module[1], method, label)
+            if found is not None:
+                return found
         class_name = self._receiver_class(owner, walker)
         found = self._method_of_class(class_name, method, label) if class_name else None
         # ``self.store.save_user()`` in a class's own ``save_user``: a delegation to the object
