@@ -87,13 +87,20 @@ class Record:
         return Record(self.entity, dict(self.fields), dict(self.pending))
 
 
-def _found_fields(name: str, lookups: Sequence[Key]) -> Dict[str, Value]:
+def _found_fields(name: str, lookups: Sequence[Key], stored_forms: Set[str]) -> Dict[str, Value]:
     """The fields of the record ``name`` holds that the lookup that found it tells: a field
     compared exactly holds the value looked up; one compared ignoring what the lookup absorbs
     (``username__iexact=u``) holds the stored form of that value, which may differ from it (a
-    field of the record: ``user.username``)."""
-    return {key.field: key.value if not key.absorbs else Value(frozenset({f"{name}.{key.field}"}), (), f"{name}.{key.field}")
-            for key in lookups}
+    field of the record: ``user.username``, added to ``stored_forms``)."""
+    fields = {}
+    for key in lookups:
+        if key.absorbs:
+            field_of = f"{name}.{key.field}"
+            stored_forms.add(field_of)
+            fields[key.field] = Value(frozenset({field_of}), (), field_of)
+        else:
+            fields[key.field] = key.value
+    return fields
 
 
 @mutable
@@ -315,6 +322,8 @@ class FunctionWalker(Context):
         self.extra_mismatches: List[Mismatch] = []
         self.if_ids = itertools.count(1)
         self.bypass_writes: List[KeyAccess] = []  # keys save() derives, not derived by bulk writes
+        # origins that are a key in its stored form, as a record found ignoring case holds it
+        self.stored_forms: Set[str] = set()
 
     @property
     def analysis(self) -> object:
@@ -720,7 +729,7 @@ class FunctionWalker(Context):
             self.unpack_parts(names, value)
             chain = self.record_source(value)
             if chain is not None and chain.single_record and names and isinstance(names[0], ast.Name):
-                self.state.records[names[0].id] = Record(chain.entity, _found_fields(names[0].id, chain.lookups))
+                self.state.records[names[0].id] = Record(chain.entity, _found_fields(names[0].id, chain.lookups, self.stored_forms))
                 self.state.values.pop(names[0].id, None)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
             self.assign_field(target.value.id, target.attr, value, statement)
@@ -791,7 +800,7 @@ class FunctionWalker(Context):
         inner = _unwrap(value)
         chain = self.record_source(value)
         if chain is not None and chain.single_record and chain.entity:
-            self.state.records[name] = Record(chain.entity, _found_fields(name, chain.lookups))
+            self.state.records[name] = Record(chain.entity, _found_fields(name, chain.lookups, self.stored_forms))
             self.state.values.pop(name, None)
         elif isinstance(inner, ast.Call) and self._validated_mapping(inner) is not None:
             mapping = self._validated_mapping(inner)

@@ -246,7 +246,7 @@ class ModuleAnalysis:
             walker = self.walker(name)
             accesses = tuple(filter(None, (summarize_access(a, unit.params, ()) or _forwarded(a, unit)
                                            for a in walker.accesses)))
-            summary = FunctionSummary(name, unit.params, accesses, summarize_return(walker.returns, unit.params),
+            summary = FunctionSummary(name, unit.params, accesses, summarize_return(walker.returns, unit.params, walker.stored_forms),
                                       summarize_rows(walker.returned_rows),
                                       summarize_copies(walker.param_copies, unit.params))
         finally:

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import ast
 from dataclasses import field
-from typing import Any, Dict, FrozenSet, List, Optional, Tuple
+from typing import AbstractSet, Any, Dict, FrozenSet, List, Optional, Tuple
 
 from keydrift.analysis.facts import (
     AccessKind, KeyAccess, Role, Step, StepKind, Value, step_kinds, steps_from_json, steps_to_json,
 )
 from keydrift.analysis.rows import RowSource
-from keydrift.patterns import lazy
 from keydrift.records import record
 
 Trace = Tuple[Tuple[str, str], ...]  # ((what, where), ...): "save_result()", "app/repo.py:40"
@@ -95,37 +94,28 @@ def summarize_access(access: KeyAccess, params: Tuple[str, ...], trace: Trace) -
                          trace + access.trace, node=access.node)
 
 
-def summarize_return(values: List[Value], params: Tuple[str, ...]) -> Optional[ReturnSummary]:
+def summarize_return(values: List[Value], params: Tuple[str, ...],
+                     stored_forms: AbstractSet[str] = frozenset()) -> Optional[ReturnSummary]:
     """The returned value in terms of the parameters: every parameter any return statement
-    returns, with the steps of the return that transforms most."""
+    returns, with the steps of the return that transforms most. None when a return may be the
+    key in its stored form instead (``stored_forms``: the fields of records the function found
+    ignoring case)."""
     sources: List[int] = []
     best: Optional[Value] = None
     for value in values:
         indexes = [i for i, name in enumerate(params) if name in value.origins]
         if not indexes:
             continue
-        if _or_a_field_held(value, params):
-            return None  # the parameter, or what the function found by it: not the parameter as given
+        if not value.origins.isdisjoint(stored_forms):
+            # ``user.username if user else username``: the parameter, or the key as stored in
+            # the record found by it: a caller cannot take it for its argument as given
+            return None
         sources += [i for i in indexes if i not in sources]
         if best is None or len(value.steps) > len(best.steps):
             best = value
     if best is None:
         return None
     return ReturnSummary(tuple(sorted(sources)), best.steps, bool(best.result_of))
-
-
-def _or_a_field_held(value: Value, params: Tuple[str, ...]) -> bool:
-    """``user.username if user else username``: a value that is either the parameter or a field
-    of an object the function holds (the record it looked up by the parameter: the key in its
-    stored form), not made of the two (``prefix + name`` is a ``FORMAT`` step). A caller cannot
-    take it for its argument as given."""
-    return not any(step.kind is StepKind.FORMAT for step in value.steps) and any(
-        origin not in params and origin.split(".", 1)[0] not in params and _FIELD_OF_A_NAME.fullmatch(origin)
-        for origin in value.origins)
-
-
-# ``user.username``, ``self.account.email``: a field of an object named in the function
-_FIELD_OF_A_NAME = lazy(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 
 
 def summarize_copies(copies: List[Tuple[Value, str]], params: Tuple[str, ...]) -> Tuple[Tuple[int, int], ...]:
