@@ -224,13 +224,16 @@ def _exact_against_insensitive(record: KeyRecord, lookup: KeyUse) -> Optional[Ke
 
 
 def _compares_outside_values(use: KeyUse) -> bool:
-    """A lookup of values from outside the database: not a literal, not a record's own field,
-    not the result of a call the analysis cannot see into. Unlike ``reportable_lookup`` a plain
-    parameter counts: a lookup by a parameter that is still in the registry has no caller in
-    the project (a caller's use replaces it: ``registry._outermost``), so a framework calls it
-    with what it was given (``ModelBackend.authenticate(request, username)``), and comparing
-    that case-insensitively says how the project means the key to match."""
-    return use.origin not in (Origin.CONSTANT, Origin.RECORD) and not opaque_origin(use)
+    """A lookup of values from outside the database, of a known form: not a literal, not a
+    record's own field, not the result of a call the analysis cannot see into, nothing cut out
+    of another value (a slug parsed out of the request's path: ``resolve(path).kwargs``).
+    Unlike ``reportable_lookup`` a plain parameter counts: a lookup by a parameter that is still
+    in the registry has no caller in the project (a caller's use replaces it:
+    ``registry._outermost``), so a framework calls it with what it was given
+    (``ModelBackend.authenticate(request, username)``), and comparing that case-insensitively
+    says how the project means the key to match."""
+    return use.origin not in (Origin.CONSTANT, Origin.RECORD) and not opaque_origin(use) \
+        and form_of(use.steps) is not None
 
 
 def _makes_a_slug(form: Form) -> bool:
