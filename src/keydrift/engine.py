@@ -242,14 +242,13 @@ def _imports_database_helpers(text: str, path: str, config: Config) -> bool:
     statements in the order of the text, each read whole (``imports.from_imports``: names in
     parentheses over several lines too), and modules imported by name (``importlib.import_module
     ("app.auth")``, ``imports.dynamic_imports``). A plain import that could not be read
-    (``import a; ...``), or a module imported by a name not written as a literal, counts as one
-    that may bring such a function."""
+    (``import a; ...``) counts as one that may bring such a function."""
     if "import" not in text:
         return False
     project, file, module_name, is_package = _locate(path, config)
     statements = [(span, statement) for statement, span in from_imports(text)]
     statements += [(span, modules) for modules, span in plain_imports(text)]
-    statements += [(span, None if module is None else [module]) for module, span in dynamic_imports(text)]
+    statements += [(span, [module]) for module, span in dynamic_imports(text)]
     for _, statement in sorted(statements, key=lambda item: item[0]):
         if isinstance(statement, FromImport):
             base = from_import_base(statement.relative, module_name, is_package)

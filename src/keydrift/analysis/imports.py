@@ -266,17 +266,19 @@ def plain_imports(text: str) -> Iterator[Tuple[Optional[List[str]], Tuple[int, i
         yield _modules_listed(match.group(1), text, match.end()), match.span()
 
 
-def dynamic_imports(text: str) -> Iterator[Tuple[Optional[str], Tuple[int, int]]]:
-    """Every call of the text that imports a module by its name (``importlib.import_module
-    ("app.auth")``, ``__import__("app.auth")``), with its span: the module when its absolute
-    name is written there as a literal, else None (a relative or computed name: the text does
-    not tell which module)."""
+def dynamic_imports(text: str) -> Iterator[Tuple[str, Tuple[int, int]]]:
+    """Every call of the text that imports a module by its absolute name written as a literal
+    (``importlib.import_module("app.auth")``, ``__import__("app.auth")``), with its span. A
+    relative or computed name (``import_module(f".{name}", __package__)``) is left out: what a
+    module so imported does is never reached from the importer (``inner_bindings`` binds no
+    name to it either), so it cannot make the importer read or write a key."""
     if "import_module" not in text and "__import__" not in text:
         return
     for match in _IMPORTING_CALL.finditer(text):
         literal = _LITERAL_MODULE.match(text, match.end())
         name = (literal.group(1) or literal.group(2)) if literal is not None else None
-        yield (name if name and _DOTTED.fullmatch(name) else None), (match.start(), literal.end() if literal else match.end())
+        if name and _DOTTED.fullmatch(name):
+            yield name, (match.start(), literal.end())  # type: ignore[union-attr]
 
 
 def imported_modules(text: str, module_name: str, is_package: bool) -> Optional[Tuple[str, ...]]:
@@ -284,9 +286,8 @@ def imported_modules(text: str, module_name: str, is_package: bool) -> Optional[
     block's) may bring a function from: ``import a.b`` -> a, a.b; ``from .c import d`` in
     package ``app.x`` -> app.c, app.c.d (``d`` may be a submodule). None when the text says
     ``import`` outside a statement read here (a ``;`` or ``if x: import y`` line, a string, an
-    unusual spelling) or imports a module by a name it does not write as a literal
-    (``import_module(name)``): what the module imports is then not known from its text. A
-    module imported by a literal name (``importlib.import_module("app.auth")``) is imported."""
+    unusual spelling): what the module imports is then not known from its text. A module
+    imported by a literal name (``importlib.import_module("app.auth")``) is imported."""
     found: Dict[str, None] = {}
     spans = []
     for statement, span in from_imports(text):
@@ -305,8 +306,6 @@ def imported_modules(text: str, module_name: str, is_package: bool) -> Optional[
                 found[".".join(parts[:end])] = None
         spans.append(span)
     for dynamic, _ in dynamic_imports(text):
-        if dynamic is None:
-            return None
         parts = dynamic.split(".")
         for end in range(1, len(parts) + 1):
             found[".".join(parts[:end])] = None
