@@ -1,5 +1,7 @@
 """Module names and imports: the one place that turns a path into a module name, resolves a
-relative import, and lists what a module's top-level imports bind.
+relative import, and lists what a module's imports bind: at its top level (``bindings``), inside
+its functions and blocks or by ``importlib.import_module("a.b")`` (``inner_bindings``), and, read
+from its text without parsing it, every module it imports (``imported_modules``).
 
 A bound name is ``(local, module, symbol)``: ``import a.b as c`` binds ``("c", "a.b", "")``,
 ``import a.b`` binds ``("a.b", "a.b", "")``, ``from ..c import d as e`` in package ``app.x``
