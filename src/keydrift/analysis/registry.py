@@ -547,11 +547,16 @@ def entry_candidate(use: KeyUse) -> bool:
 
 def reportable_lookup(use: KeyUse) -> bool:
     """A lookup whose value has a concrete origin (or is transformed right there) and a known form."""
-    if use.origin in (Origin.CONSTANT, Origin.RECORD):
-        return False
-    if (use.origin is Origin.PARAMETER and not use.steps) or opaque_origin(use):
-        return False
-    return form_of(use.steps) is not None
+    return compares_outside_values(use) and not (use.origin is Origin.PARAMETER and not use.steps)
+
+
+def compares_outside_values(use: KeyUse) -> bool:
+    """A lookup of values from outside the database, of a known form: not a literal, not a
+    record's own field, not the result of a call the analysis cannot see into, nothing cut out
+    of another value (a slug parsed out of the request's path: ``resolve(path).kwargs``). A
+    plain parameter counts (``reportable_lookup`` leaves it to the callers)."""
+    return use.origin not in (Origin.CONSTANT, Origin.RECORD) and not opaque_origin(use) \
+        and form_of(use.steps) is not None
 
 
 def elsewhere(first: Site, second: Site) -> bool:

@@ -6,7 +6,7 @@ from typing import Iterator, List, Optional, Tuple
 
 from keydrift.analysis.facts import CASE, SLUG
 from keydrift.analysis.registry import (
-    Form, KeyRecord, KeyUse, Origin, ProjectFinding, describe, elsewhere, form_of, forms_disagree, opaque_origin,
+    Form, KeyRecord, KeyUse, ProjectFinding, compares_outside_values, describe, elsewhere, form_of, forms_disagree,
     reportable_lookup, stored_form,
 )
 from keydrift.rules._base import Rule
@@ -218,22 +218,13 @@ def _exact_against_insensitive(record: KeyRecord, lookup: KeyUse) -> Optional[Ke
     if lookup.steps or CASE in lookup.absorbs | record.absorbs or not reportable_lookup(lookup):
         return None
     for other in record.lookups:
-        if CASE in other.absorbs and elsewhere(other.site, lookup.site) and _compares_outside_values(other):
+        # a lookup by a plain parameter counts: one still in the registry has no caller in the
+        # project (a caller's use replaces it: ``registry._outermost``), so a framework calls it
+        # with what it was given (``ModelBackend.authenticate(request, username)``), and comparing
+        # that case-insensitively says how the project means the key to match
+        if CASE in other.absorbs and elsewhere(other.site, lookup.site) and compares_outside_values(other):
             return other
     return None
-
-
-def _compares_outside_values(use: KeyUse) -> bool:
-    """A lookup of values from outside the database, of a known form: not a literal, not a
-    record's own field, not the result of a call the analysis cannot see into, nothing cut out
-    of another value (a slug parsed out of the request's path: ``resolve(path).kwargs``).
-    Unlike ``reportable_lookup`` a plain parameter counts: a lookup by a parameter that is still
-    in the registry has no caller in the project (a caller's use replaces it:
-    ``registry._outermost``), so a framework calls it with what it was given
-    (``ModelBackend.authenticate(request, username)``), and comparing that case-insensitively
-    says how the project means the key to match."""
-    return use.origin not in (Origin.CONSTANT, Origin.RECORD) and not opaque_origin(use) \
-        and form_of(use.steps) is not None
 
 
 def _makes_a_slug(form: Form) -> bool:
