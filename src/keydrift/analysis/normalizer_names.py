@@ -18,7 +18,6 @@ calls it, goes only into a logger call, ``print`` or a template (judged by where
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import field
 from typing import Dict, FrozenSet, Iterator, List, Sequence, Set, Tuple
 
@@ -26,8 +25,6 @@ from keydrift.analysis.imports import bindings, module_name_of  # noqa: F401 - m
 from keydrift.analysis.url_patterns import module_patterns
 from keydrift.analysis.tree import FUNCTION_TYPES, WITH_TYPES, FunctionNode, child_nodes, is_elif
 from keydrift.analysis.values import last_name
-from keydrift.frameworks import transforms
-from keydrift.patterns import lazy
 from keydrift.records import record
 from keydrift.types import Config
 from keydrift.analysis.normalizer_naming import (  # noqa: F401 - callers import these from here too
