@@ -22,8 +22,9 @@ DATABASE_VOCABULARY = lazy(
     # in-house table helpers: select_one("users", {...}), update_row(txn, "users", ...), table="users"
     r"|\w\s*\(\s*(?:\w+\s*,\s*)?[\"'][A-Za-z_][\w.]*[\"']\s*,\s*(?:\w+\s*=\s*)?(?:\{|dict\()"
     r"|\btable(?:_?name)?\s*=\s*[\"'][A-Za-z_]"
-    # model forms store their cleaned fields when saved (analysis/forms.py)
+    # model forms and serializers store their cleaned fields when saved (analysis/forms.py)
     r"|\b(?:ModelForm|BaseModelForm|UserCreationForm|UserChangeForm)\b"
+    r"|\b(?:Hyperlinked)?ModelSerializer\b"
 )
 
 
@@ -47,7 +48,8 @@ _DATABASE_BY_LITERALS = lazy(
     r"|R(?i:edis)\w*\s*[.[]|[vV](?i:alkey)\w*\s*[.[]|[cC](?i:ache)\w*\s*[.[]"
     r"|k(?<!\wk)v" + _STORE_CALL + r"|m(?<!\wm)c" + _STORE_CALL +
     r"|t(?<!\wt)able(?:_?name)?\s*=\s*[\"'][A-Za-z_]"
-    r"|M(?<!\wM)odelForm\b|B(?<!\wB)aseModelForm\b|U(?<!\wU)ser(?:Creation|Change)Form\b"
+    r"|M(?<!\wM)odel(?:Form|Serializer)\b|B(?<!\wB)aseModelForm\b|U(?<!\wU)ser(?:Creation|Change)Form\b"
+    r"|H(?<!\wH)yperlinkedModelSerializer\b"
 )
 _TABLE_HELPER_CALL = lazy(r"\(\s*(?:\w+\s*,\s*)?[\"'][A-Za-z_][\w.]*[\"']\s*,\s*(?:\w+\s*=\s*)?(?:\{|dict\()")
 

@@ -1,22 +1,55 @@
-"""Django ``ModelForm``s as writes: a form whose ``Meta.model`` is ``M`` stores its fields on
-``M`` when saved, each as ``cleaned_data[field]`` after the form's ``clean_<field>()``.
+"""Model forms as writes: a Django ``ModelForm`` or a Django REST framework ``ModelSerializer``
+whose ``Meta.model`` is ``M`` stores its fields on ``M`` when saved, each as its cleaned value:
+``cleaned_data[field]`` after the form's ``clean_<field>()``, ``validated_data[field]`` after
+the serializer's ``validate_<field>(value)``.
 
 The write is recorded once, at the form class (where the stored form is decided), so a lookup
 of the same field anywhere in the project meets it in the key registry. Which fields: those
-``Meta.fields`` lists, else those the form declares or cleans (``Meta.exclude`` left out).
+``Meta.fields`` lists, else those the form declares or cleans (``Meta.exclude`` and a
+serializer's ``Meta.read_only_fields`` left out); of a serializer, only those it validates
+(``validate_<field>``): the others may as well be what an API shows as what it takes in. A form that overrides how it saves (``save``;
+a serializer's ``create``/``update``) and lists no fields is left to that method, walked as any.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from keydrift.analysis.accesses import Context, Key
 from keydrift.analysis.facts import STORE, WRITE, Value
 from keydrift.analysis.receivers import block
 from keydrift.analysis.tree import FUNCTION_TYPES, FunctionNode
 from keydrift.analysis.values import last_name
-from keydrift.frameworks import django_forms as forms
+from keydrift.frameworks import django_forms, drf_serializers
+from keydrift.records import record
+
+
+@record
+class FormKind:
+    """What a kind of model form is told by: its base classes, the prefix of its per-field
+    cleaning methods, the name of the data it saves, whether a cleaning method gets the value
+    as its argument (else it reads the data), the methods that decide what is saved when
+    overridden, the ``Meta`` option naming fields it never saves ("" for none), and whether
+    only the fields it cleans are known to be saved: a serializer is as often the shape of an
+    API's output as of its input, and a field it validates is one it takes in."""
+
+    bases: FrozenSet[str]
+    cleaner_prefix: str
+    data: str
+    value_is_argument: bool
+    saving_methods: FrozenSet[str]
+    read_only: str = ""
+    only_cleaned: bool = False
+
+
+# Every kind of model form, one per framework table.
+FORM_KINDS: Tuple[FormKind, ...] = (
+    FormKind(django_forms.MODEL_FORM_BASES, django_forms.CLEAN_PREFIX, django_forms.CLEANED_DATA, False,
+             django_forms.SAVING_METHODS),
+    FormKind(drf_serializers.MODEL_SERIALIZER_BASES, drf_serializers.VALIDATE_PREFIX, drf_serializers.VALIDATED_DATA,
+             True, drf_serializers.SAVING_METHODS, drf_serializers.READ_ONLY_FIELDS, only_cleaned=True),
+)
 
 
 def _assignments(body: Sequence[ast.stmt]) -> Iterator[Tuple[str, ast.expr]]:
@@ -33,28 +66,42 @@ def _strings(node: ast.expr, ctx: Context) -> Optional[List[str]]:
     return None
 
 
-def form_classes(body: Sequence[ast.stmt]) -> Iterator[ast.ClassDef]:
-    """Model form classes: a base named like a model form, or a model form of the same module."""
-    known: Set[str] = set()
+def form_classes(body: Sequence[ast.stmt], known: Optional[Dict[str, FormKind]] = None
+                 ) -> Iterator[Tuple[ast.ClassDef, FormKind]]:
+    """Model form classes and their kind: a base named like a model form or serializer, or a
+    model form of the same module (``known``: those met so far)."""
+    known = {} if known is None else known
     for node in body:
         if isinstance(node, ast.ClassDef):
-            bases = {last_name(b.value if isinstance(b, ast.Starred) else b) for b in node.bases}
-            if bases & forms.MODEL_FORM_BASES or bases & known:
-                known.add(node.name)
-                yield node
+            kind = _kind(node, known)
+            if kind is not None:
+                known[node.name] = kind
+                yield node, kind
         elif isinstance(node, (ast.If, ast.Try)):
-            yield from form_classes(node.body)
+            yield from form_classes(node.body, known)
+
+
+def _kind(node: ast.ClassDef, known: Dict[str, FormKind]) -> Optional[FormKind]:
+    bases = [last_name(b.value if isinstance(b, ast.Starred) else b) for b in node.bases]
+    for base in bases:
+        if base in known:
+            return known[base]
+        for kind in FORM_KINDS:
+            if base in kind.bases:
+                return kind
+    return None
 
 
 class FormFields:
     """What one model form stores: its model, its fields, and where each field is cleaned."""
 
-    def __init__(self, form: ast.ClassDef, ctx: Context) -> None:
+    def __init__(self, form: ast.ClassDef, kind: FormKind, ctx: Context) -> None:
         self.form = form
+        self.kind = kind
         self.model = ""
         self.fields: List[str] = []
         self.cleaners: Dict[str, FunctionNode] = {}
-        excluded: Set[str] = set()
+        excluded: List[str] = []
         listed: Optional[List[str]] = None
         declared: List[str] = []
         body = block(form.body, form)
@@ -65,47 +112,72 @@ class FormFields:
                         self.model = last_name(value)
                     elif name == "fields":
                         listed = _strings(value, ctx)
-                    elif name == "exclude":
-                        excluded = set(_strings(value, ctx) or ())
-            elif isinstance(statement, FUNCTION_TYPES) and statement.name.startswith(forms.CLEAN_PREFIX):
-                field_name = statement.name[len(forms.CLEAN_PREFIX):]
+                    elif name == "exclude" or kind.read_only and name == kind.read_only:
+                        excluded.extend(_strings(value, ctx) or ())
+            elif isinstance(statement, FUNCTION_TYPES) and statement.name.startswith(kind.cleaner_prefix):
+                field_name = statement.name[len(kind.cleaner_prefix):]
                 if field_name:
                     self.cleaners[field_name] = statement
         for name, value in _assignments(body):
             if isinstance(value, ast.Call) and last_name(value.func).endswith("Field"):
                 declared.append(name)
-        overrides_save = any(isinstance(s, FUNCTION_TYPES) and s.name == "save" for s in body)
+        overrides_save = any(isinstance(s, FUNCTION_TYPES) and s.name in kind.saving_methods for s in body)
         if listed is None and overrides_save:
             listed = []  # a save() override decides what is stored (walked as any method)
         candidates = listed if listed is not None else declared + [f for f in self.cleaners if f not in declared]
-        self.fields = [f for f in candidates if f not in excluded]
+        self.fields = [f for f in candidates if f not in excluded and (f in self.cleaners or not kind.only_cleaned)]
 
 
-def cleaned_value(field_name: str, cleaner: Optional[FunctionNode], returns: Sequence[Value]) -> Value:
-    """``cleaned_data[field]`` with the steps its ``clean_<field>()`` applies (what it returns,
-    when that comes from the cleaned data)."""
-    origin = f"cleaned_data[{field_name!r}]"
-    if cleaner is not None:
+def cleaned_value(field_name: str, cleaner: Optional[FunctionNode], returns: Sequence[Value],
+                  kind: FormKind = FORM_KINDS[0]) -> Value:
+    """``cleaned_data[field]`` (``validated_data[field]``) with the steps its cleaning method
+    applies: what it returns, when that comes from the data (from its argument, for a kind
+    whose cleaning method gets the value)."""
+    origin = f"{kind.data}[{field_name!r}]"
+    given = _value_argument(cleaner) if kind.value_is_argument else kind.data
+    if cleaner is not None and given:
         for value in returns:
-            if any(forms.CLEANED_DATA in o for o in value.origins):
+            if any(_comes_from(o, given, kind.value_is_argument) for o in value.origins):
                 return Value(frozenset({origin}), value.steps, value.text)
     return Value(frozenset({origin}), (), origin)
 
 
+def _value_argument(cleaner: Optional[FunctionNode]) -> str:
+    """The parameter a ``validate_<field>(self, value)`` gets the value in."""
+    if cleaner is None:
+        return ""
+    params = [a.arg for a in (*cleaner.args.posonlyargs, *cleaner.args.args)]
+    return params[1] if len(params) >= 2 else ""
+
+
+def _comes_from(origin: str, given: str, exactly: bool) -> bool:
+    if exactly:
+        return origin == given or origin.startswith((given + ".", given + "["))
+    return given in origin
+
+
 def form_writes(module: ast.Module, analysis, walker) -> None:
     """Record each model form's stored fields as writes of the module-level walker."""
-    for form in form_classes(module.body):
-        fields = FormFields(form, walker)
-        if not fields.model:
-            continue
-        entity = walker.model_alias(fields.model)
-        for field_name in fields.fields:
-            cleaner = fields.cleaners.get(field_name)
-            returns: Sequence[Value] = ()
-            if cleaner is not None:
-                unit = f"{form.name}.{cleaner.name}"
-                returns = analysis.walker(unit).returns if unit in analysis.units else ()
-            node = cleaner if cleaner is not None else form
-            walker.statement_of.setdefault(id(node), node)
-            walker.add(WRITE, Key(entity, field_name, cleaned_value(field_name, cleaner, returns)), node, STORE,
-                       next(walker.call_ids), f"{form.name}.save()", saves=True)
+    for form, kind in form_classes(module.body):
+        fields = FormFields(form, kind, walker)
+        if fields.model:
+            module_level, walker.function = walker.function, f"{form.name}.save"  # what messages name
+            try:
+                _record_fields(form, fields, analysis, walker)
+            finally:
+                walker.function = module_level
+
+
+def _record_fields(form: ast.ClassDef, fields: FormFields, analysis, walker) -> None:
+    """Each stored field of one model form, as a write of the module-level walker."""
+    entity = walker.model_alias(fields.model)
+    for field_name in fields.fields:
+        cleaner = fields.cleaners.get(field_name)
+        returns: Sequence[Value] = ()
+        if cleaner is not None:
+            unit = f"{form.name}.{cleaner.name}"
+            returns = analysis.walker(unit).returns if unit in analysis.units else ()
+        node = cleaner if cleaner is not None else form
+        walker.statement_of.setdefault(id(node), node)
+        walker.add(WRITE, Key(entity, field_name, cleaned_value(field_name, cleaner, returns, fields.kind)), node, STORE,
+                   next(walker.call_ids), f"{form.name}.save()", saves=True)

@@ -147,7 +147,8 @@ def module_keys(analysis: Any, tree: ast.Module, path: str) -> ModuleKeys:
         loops = loop_sources.ScopeLoops(analysis.units[name].node if name in analysis.units else tree)
         seen = set()
         for access in walker.accesses:
-            use = _use(access, name, params, path, analysis.statement_of)
+            # (a model form's fields are written at module level, by the form's save: ``forms.py``)
+            use = _use(access, access.function or name, params, path, analysis.statement_of)
             if use is not None and use.origin is Origin.CONSTANT:
                 use = _literal(use)
             elif use is not None and not use.steps and use.origin not in (Origin.PARAMETER, Origin.RECORD):

@@ -11,3 +11,5 @@ MODEL_FORM_BASES: FrozenSet[str] = frozenset({
 # ``clean_<field>()`` returns the value stored for the field.
 CLEAN_PREFIX = "clean_"
 CLEANED_DATA = "cleaned_data"
+# Methods that, overridden, decide what is stored instead of the form's own save.
+SAVING_METHODS: FrozenSet[str] = frozenset({"save"})
