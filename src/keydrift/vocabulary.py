@@ -25,6 +25,8 @@ DATABASE_VOCABULARY = lazy(
     # model forms and serializers store their cleaned fields when saved (analysis/forms.py)
     r"|\b(?:ModelForm|BaseModelForm|UserCreationForm|UserChangeForm)\b"
     r"|\b(?:Hyperlinked)?ModelSerializer\b"
+    # a SQLAlchemy session named otherwise (``db: Session = Depends(get_db)`` ... ``db.add(user)``)
+    r"|\b(?:Async)?Session\b"
 )
 
 
@@ -49,7 +51,7 @@ _DATABASE_BY_LITERALS = lazy(
     r"|k(?<!\wk)v" + _STORE_CALL + r"|m(?<!\wm)c" + _STORE_CALL +
     r"|t(?<!\wt)able(?:_?name)?\s*=\s*[\"'][A-Za-z_]"
     r"|M(?<!\wM)odel(?:Form|Serializer)\b|B(?<!\wB)aseModelForm\b|U(?<!\wU)ser(?:Creation|Change)Form\b"
-    r"|H(?<!\wH)yperlinkedModelSerializer\b"
+    r"|H(?<!\wH)yperlinkedModelSerializer\b|S(?<!\wS)ession\b|A(?<!\wA)syncSession\b"
 )
 _TABLE_HELPER_CALL = lazy(r"\(\s*(?:\w+\s*,\s*)?[\"'][A-Za-z_][\w.]*[\"']\s*,\s*(?:\w+\s*=\s*)?(?:\{|dict\()")
 

@@ -137,6 +137,27 @@ class ValidatedFields(dict):  # type: ignore[type-arg]
         return ValidatedFields(self.mapping, self.label)
 
 
+class RewrittenFields(dict):  # type: ignore[type-arg]
+    """The fields of a parameter annotated with a class that rewrites them in every instance
+    (a pydantic validator, a dataclass's ``__post_init__``): ``param.f`` carries the rewrite.
+    Lookups only: the object is not the record, so no field is ever listed for a save."""
+
+    def __init__(self, param: str, rewrites: Dict[str, Tuple[Step, ...]]) -> None:
+        super().__init__()
+        self.param = param
+        self.rewrites = rewrites
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.rewrites
+
+    def __missing__(self, key: str) -> Value:
+        text = f"{self.param}.{key}"
+        return Value(frozenset({text}), self.rewrites.get(key, ()), text)
+
+    def copy(self) -> "RewrittenFields":
+        return RewrittenFields(self.param, self.rewrites)
+
+
 @mutable
 class State:
     """The walker's environment at one point of a function: what each name is bound to."""

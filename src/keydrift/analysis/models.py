@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import field
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from keydrift.analysis import imports
 from keydrift.analysis.facts import Step, Value
@@ -202,8 +202,49 @@ def constructor(cls: ast.ClassDef) -> Optional[Constructor]:
         return Constructor(fields, rewrites, by)
     init = methods.get("__init__")
     if init is None:
-        return None
+        validated = tuple(_field_validator_rewrites(methods.values()))
+        return Constructor((), validated, f"{cls.name}.{validated[0][0]} validator") if validated else None
     return Constructor(tuple(_assigned_field(init, param) for param in _param_names(init)[1:]))
+
+
+def _field_validator_rewrites(methods: Iterable[FunctionNode]) -> Iterator[Tuple[str, Tuple[Step, ...]]]:
+    """(field, steps) of each field a pydantic validator rewrites (``@field_validator("email")``
+    returning ``value.strip().lower()``): the steps of what the method returns of its value
+    argument, when every such return that changes it agrees."""
+    for method in methods:
+        fields = _validated_fields(method)
+        params = _param_names(method)
+        if not fields or len(params) < 2:
+            continue
+        steps = _returned_steps(method, params[1])
+        if steps and any(step.kind in CONSTRUCTOR_REWRITE_KINDS for step in steps):
+            for name in fields:
+                yield name, steps
+
+
+def _validated_fields(method: FunctionNode) -> List[str]:
+    """The fields a validator decorator names (not ``"*"``: every field, each its own type)."""
+    for decorator in method.decorator_list:
+        if isinstance(decorator, ast.Call) and last_name(decorator.func) in schema.FIELD_VALIDATOR_DECORATORS:
+            names = [plain_string(arg) for arg in decorator.args]
+            return [name for name in names if name and name.isidentifier()]
+    return []
+
+
+def _returned_steps(method: FunctionNode, value: str) -> Tuple[Step, ...]:
+    """The one transformation the method's returns apply to ``value`` (returns of it unchanged,
+    a ``None`` guard's, do not count); () when none, or when two returns disagree."""
+    env: Dict[str, Value] = {value: Value(frozenset({value}), (), value)}
+    evaluator = Evaluator(env, {})
+    found: Set[Tuple[Step, ...]] = set()
+    for small in _small_statements(block(method.body, method)):
+        if isinstance(small, ast.Assign) and len(small.targets) == 1 and isinstance(small.targets[0], ast.Name):
+            env[small.targets[0].id] = evaluator.eval(small.value)
+        elif isinstance(small, ast.Return) and small.value is not None:
+            returned = evaluator.eval(small.value)
+            if value in returned.origins and returned.steps:
+                found.add(tuple(returned.steps))
+    return found.pop() if len(found) == 1 else ()
 
 
 def _is_field_class(cls: ast.ClassDef) -> bool:

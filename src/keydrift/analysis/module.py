@@ -14,7 +14,7 @@ from keydrift.analysis.chains import FORWARDED_FIELDS
 from keydrift.analysis.forms import form_writes
 from keydrift.analysis.helpernames import is_runner_name
 from keydrift.analysis.facts import NORMALIZER, READ, WRITE, KeyAccess, Step, Value
-from keydrift.analysis.keyflow import FunctionWalker, ModuleFacts, module_info
+from keydrift.analysis.keyflow import FunctionWalker, Instance, ModuleFacts, RewrittenFields, module_info
 from keydrift.analysis.models import Constructor, Derivation, Rewrite
 from keydrift.analysis.receivers import (
     class_infos, param_annotations, plain_string, resolvable_by_name, unique_method,
@@ -228,6 +228,7 @@ class ModuleAnalysis:
             else:
                 unit = self.units[name]
                 walker.class_name = unit.class_name
+                self._rewritten_parameters(name, walker)
                 walker.walk_suite(unit.node.body)
             self.walkers[name] = walker
         return self.walkers[name]
@@ -496,6 +497,15 @@ class ModuleAnalysis:
     def _parameter_of(self, name: str, walker: FunctionWalker) -> bool:
         unit = self.units.get(walker.function)
         return unit is not None and name in parameter_names(unit.node)
+
+    def _rewritten_parameters(self, function: str, walker: FunctionWalker) -> None:
+        """A parameter annotated with a class that rewrites fields in every instance it builds
+        (``data: UserCreate`` whose ``@field_validator("email")`` lowercases): ``data.email``
+        carries the rewrite, whoever built the object (a web framework, from the request)."""
+        for param, class_name in self._annotations(function).items():
+            made = self.constructor(class_name)
+            if made is not None and made.rewrites:
+                walker.state.instances[param] = Instance(class_name, RewrittenFields(param, dict(made.rewrites)))
 
     def _annotations(self, function: str) -> Dict[str, str]:
         if function not in self.annotations:

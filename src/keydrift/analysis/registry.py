@@ -28,6 +28,7 @@ from keydrift.analysis.facts import (
 from keydrift.analysis import loop_sources
 from keydrift.analysis.pairing import canonical_step
 from keydrift.analysis.receivers import mentioned
+from keydrift.analysis.routes import request_parameters
 from keydrift.analysis.summaries import parameter_of
 from keydrift.analysis.tree import string_literal
 from keydrift.patterns import lazy
@@ -144,11 +145,14 @@ def module_keys(analysis: Any, tree: ast.Module, path: str) -> ModuleKeys:
     for name in names:
         walker = analysis.walker(name)
         params = analysis.units[name].params if name in analysis.units else ()
+        # a route handler's query and body parameters are the client's input, not its callers' say
+        inputs = request_parameters(analysis.units[name].node, analysis.is_validation_model) \
+            if name in analysis.units else frozenset()
         loops = loop_sources.ScopeLoops(analysis.units[name].node if name in analysis.units else tree)
         seen = set()
         for access in walker.accesses:
             # (a model form's fields are written at module level, by the form's save: ``forms.py``)
-            use = _use(access, access.function or name, params, path, analysis.statement_of)
+            use = _use(access, access.function or name, params, path, analysis.statement_of, inputs)
             if use is not None and use.origin is Origin.CONSTANT:
                 use = _literal(use)
             elif use is not None and not use.steps and use.origin not in (Origin.PARAMETER, Origin.RECORD):
@@ -172,13 +176,16 @@ def _site_of(node: Optional[ast.AST], path: str) -> Site:
 
 
 def _use(access: KeyAccess, function: str, params: Tuple[str, ...], path: str,
-         statement_of: Dict[int, ast.AST]) -> Optional[KeyUse]:
+         statement_of: Dict[int, ast.AST], inputs: FrozenSet[str] = frozenset()) -> Optional[KeyUse]:
     if not access.entity or not access.field or access.field == "*" or is_surrogate(access.field):
         return None
     statement = statement_of.get(id(access.node))
     if not isinstance(statement, ast.stmt):
         return None
     origin, origin_text = classify(access.value.origins, params)
+    forwarded = parameter_of(access.value, params) is not None
+    if origin is Origin.PARAMETER and _root(origin_text) in inputs:
+        origin, forwarded = Origin.INPUT, False
     if _row_read(access, statement):
         origin = Origin.RECORD
     steps = tuple(Step(s.kind, s.label) for s in access.value.steps)
@@ -190,8 +197,13 @@ def _use(access: KeyAccess, function: str, params: Tuple[str, ...], path: str,
         access.kind, access.role, access.entity, access.field,
         steps, access.absorbs, origin, origin_text,
         access.value.text, function, _site_of(statement, path),
-        tuple((what, where) for what, where in access.trace), access.rewritten_by, access.via,
-        parameter_of(access.value, params) is not None)
+        tuple((what, where) for what, where in access.trace), access.rewritten_by, access.via, forwarded)
+
+
+def _root(text: str) -> str:
+    """``data`` of ``data.email``, ``email`` of ``email``."""
+    found = _NAME.match(text)
+    return found.group(0) if found else ""
 
 
 def _literal(use: KeyUse) -> KeyUse:

@@ -298,6 +298,9 @@ PART_CUTTING_METHODS: FrozenSet[str] = frozenset({"split", "rsplit", "partition"
 VALIDATOR_DECORATORS: FrozenSet[str] = frozenset({
     "validates", "validator", "field_validator", "setter", "before_validator",
 })
+# Decorators of a pydantic model's per-field validators (v1 ``@validator("email")``, v2
+# ``@field_validator("email")``): what the method returns is the field's value in every instance.
+FIELD_VALIDATOR_DECORATORS: FrozenSet[str] = frozenset({"validator", "field_validator"})
 # String methods and functions that canonicalize a value stored by a custom field or save().
 CANONICALIZING_CALLS: FrozenSet[str] = frozenset({
     "lower", "casefold", "upper", "strip", "rstrip", "lstrip", "slugify", "normalize",
