@@ -7,8 +7,9 @@ The write is recorded once, at the form class (where the stored form is decided)
 of the same field anywhere in the project meets it in the key registry. Which fields: those
 ``Meta.fields`` lists, else those the form declares or cleans (``Meta.exclude`` and a
 serializer's ``Meta.read_only_fields`` left out); of a serializer, only those it validates
-(``validate_<field>``): the others may as well be what an API shows as what it takes in. A form that overrides how it saves (``save``;
-a serializer's ``create``/``update``) and lists no fields is left to that method, walked as any.
+(``validate_<field>``): the others may as well be what an API shows as what it takes in. A
+form that overrides how it saves (``save``; a serializer's ``create``/``update``) and lists no
+fields is left to that method, walked as any.
 """
 
 from __future__ import annotations
@@ -179,5 +180,6 @@ def _record_fields(form: ast.ClassDef, fields: FormFields, analysis, walker) -> 
             returns = analysis.walker(unit).returns if unit in analysis.units else ()
         node = cleaner if cleaner is not None else form
         walker.statement_of.setdefault(id(node), node)
-        walker.add(WRITE, Key(entity, field_name, cleaned_value(field_name, cleaner, returns, fields.kind)), node, STORE,
-                   next(walker.call_ids), f"{form.name}.save()", saves=True)
+        stored = cleaned_value(field_name, cleaner, returns, fields.kind)
+        walker.add(WRITE, Key(entity, field_name, stored), node, STORE, next(walker.call_ids), f"{form.name}.save()",
+                   saves=True)
