@@ -224,11 +224,9 @@ def _field_validator_rewrites(methods: Iterable[FunctionNode]) -> Iterator[Tuple
 
 def _validated_fields(method: FunctionNode) -> List[str]:
     """The fields a validator decorator names (not ``"*"``: every field, each its own type)."""
-    for decorator in method.decorator_list:
-        if isinstance(decorator, ast.Call) and last_name(decorator.func) in schema.FIELD_VALIDATOR_DECORATORS:
-            names = [plain_string(arg) for arg in decorator.args]
-            return [name for name in names if name and name.isidentifier()]
-    return []
+    decorator = _decorator_call(method, schema.FIELD_VALIDATOR_DECORATORS)
+    names = [plain_string(arg) for arg in decorator.args] if decorator is not None else []
+    return [name for name in names if name and name.isidentifier()]
 
 
 def _returned_steps(method: FunctionNode, value: str) -> Tuple[Step, ...]:
