@@ -573,9 +573,27 @@ def compares_outside_values(use: KeyUse) -> bool:
 
 
 def elsewhere(first: Site, second: Site) -> bool:
-    """The registry rules compare uses in different modules: two forms of one key inside one
-    module are KD203's (and inside one function KD101-KD107's)."""
+    """In different modules."""
     return first.path != second.path
+
+
+def apart(first: KeyUse, second: KeyUse) -> bool:
+    """In different modules, or in different functions of one module (one function's uses are
+    KD101-KD107's)."""
+    return elsewhere(first.site, second.site) or first.function != second.function
+
+
+def compared(first: KeyUse, first_form: Optional[Form], second: KeyUse, second_form: Optional[Form]) -> bool:
+    """Whether the registry rules compare two uses of one key whose forms are these: uses in
+    different modules; in one module, uses in different functions of which exactly one passes
+    the key as given (a signup view that lowercases, a login view beside it that does not).
+    Two canonicalizations that differ inside one module are KD203's, and one function's uses
+    KD101-KD107's."""
+    if elsewhere(first.site, second.site):
+        return True
+    if not apart(first, second) or first_form is None or second_form is None:
+        return False
+    return bool(first_form) != bool(second_form)
 
 
 @record
@@ -594,13 +612,16 @@ def same_function(first: KeyUse, second: KeyUse) -> bool:
     return first.function == second.function and first.site.path == second.site.path
 
 
-def stored_form(record: KeyRecord, absorbs: FrozenSet[str], near: Optional[Site] = None) -> Optional[Tuple[Form, Evidence]]:
+def stored_form(record: KeyRecord, absorbs: FrozenSet[str], near: Optional[KeyUse] = None) -> Optional[Tuple[Form, Evidence]]:
     """The one form every write (or the model's own rewrite) stores the key in, with the evidence
     to name; None when nothing is known or the writes disagree (KD110's business). With
-    ``near``, only the evidence in other modules counts."""
+    ``near`` (a lookup), the form is told by the evidence outside its function (a model's own
+    rewrite: outside its module), and None unless the rules compare one of them with the lookup
+    (``compared``: two canonicalizations that differ inside one module are KD203's)."""
     deciding = [Evidence(use.steps, use.function, use.site, use) for use in record.deciders]
     found = [*deciding, *evidence(record)]
-    found = [e for e in found if elsewhere(e.site, near)] if near is not None else found
+    if near is not None:
+        found = [e for e in found if (elsewhere(e.site, near.site) if e.use is None else apart(e.use, near))]
     model = [e for e in found if e.use is None]
     if model:  # the model rewrites the key on every save: that is the stored form
         form = form_of(model[0].steps, absorbs)
@@ -609,5 +630,10 @@ def stored_form(record: KeyRecord, absorbs: FrozenSet[str], near: Optional[Site]
     if len(forms) != 1 or None in forms:
         return None
     form = forms.pop()
+    if near is not None:
+        looked_up = form_of(near.steps, absorbs)
+        found = [e for e in found if e.use is not None and compared(e.use, form, near, looked_up)]
+        if not found:
+            return None
     named = [e for e in found if e.steps] or found
     return form, named[0]  # type: ignore[return-value]

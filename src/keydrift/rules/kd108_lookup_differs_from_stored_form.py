@@ -6,7 +6,7 @@ from typing import Callable, Dict, Iterator, Optional, Tuple
 
 from keydrift.analysis.facts import CASE, NORMALIZER, SLUG, WHITESPACE
 from keydrift.analysis.registry import (
-    Form, KeyRecord, KeyUse, Origin, ProjectFinding, Registry, describe, elsewhere, entry_candidate, form_of,
+    Form, KeyRecord, KeyUse, Origin, ProjectFinding, Registry, compared, describe, entry_candidate, form_of,
     forms_disagree, reportable_lookup, same_function, stored_form,
 )
 from keydrift.rules._base import Rule
@@ -128,7 +128,7 @@ class LookupDiffersFromStoredForm(Rule):
                     if not (entry or reportable_lookup(lookup)):
                         continue
                     absorbs = lookup.absorbs | record.absorbs
-                    stored = stored_form(record, absorbs, lookup.site)
+                    stored = stored_form(record, absorbs, lookup)
                     looked_up = form_of(lookup.steps, absorbs)
                     if stored is None and looked_up:
                         yield from self._constants_missed(record, lookup, looked_up, registry)
@@ -159,7 +159,8 @@ class LookupDiffersFromStoredForm(Rule):
         keys are those strings. A lookup that lowercases or strips its key finds them only if
         each one is already lowercase or stripped; one that is not is never found."""
         writes = record.writes
-        if not writes or not all(w.constants for w in writes) or not any(elsewhere(w.site, lookup.site) for w in writes):
+        if not writes or not all(w.constants for w in writes) \
+                or not any(compared(w, form_of(w.steps), lookup, looked_up) for w in writes):
             return
         for write in writes:
             missed = [c for c in write.constants if _transformed(looked_up, c) not in (None, c)]

@@ -6,8 +6,8 @@ from typing import Iterator, List, Optional, Tuple
 
 from keydrift.analysis.facts import CASE, SLUG
 from keydrift.analysis.registry import (
-    Form, KeyRecord, KeyUse, ProjectFinding, compares_outside_values, describe, elsewhere, form_of, forms_disagree,
-    reportable_lookup, stored_form,
+    Form, KeyRecord, KeyUse, ProjectFinding, compared, compares_outside_values, describe, elsewhere, form_of,
+    forms_disagree, reportable_lookup, stored_form,
 )
 from keydrift.rules._base import Rule
 from keydrift.rules._examples import Invalid, Valid
@@ -40,7 +40,7 @@ class LookupsDisagree(Rule):
     ## What it does
     Where the project's writes do not tell how a key is stored, compares the lookups of the key
     across the whole project: a lookup that canonicalizes the key (lowercases, strips,
-    normalizes) while another lookup of the same field, in another module, passes it as
+    normalizes) while another lookup of the same field, in another function, passes it as
     given is reported at the canonicalizing lookup, naming the other one — unless the
     canonicalizing lookups outnumber those as given: then the project's convention is plain and
     each lookup as given is reported once, where the fix belongs; an exact lookup of a
@@ -57,6 +57,9 @@ class LookupsDisagree(Rule):
 
     ## Known problems
     When writes show the stored form, KD108 reports the lookups that differ from it instead.
+    Two lookups that canonicalize differently inside one module are KD203's, and a
+    case-insensitive lookup counts only against exact ones in other modules: a data module
+    that keeps one deliberate `__iexact` finder beside its exact lookups says nothing of them.
     A lookup that slugifies its value (`filter(slug=slugify(name))`) makes the slug a name would
     get, to find that row: it is not compared with lookups of slugs passed as given.
     Two different named normalizers are not compared (they may do the same thing inside).
@@ -180,35 +183,37 @@ def _outliers(record: KeyRecord) -> List[Tuple[KeyUse, KeyUse]]:
     (paired with a lookup as given elsewhere), unless the canonicalizing lookups outnumber the
     ones as given; then the project's convention is plain and the lookups as given are the
     outliers (one finding where the fix belongs, not one at every place that is right)."""
-    canonical = [(lookup, other) for lookup in record.lookups
-                 for other in [_disagreeing(record, lookup)] if other is not None]
+    partners = [(lookup, _disagreeing(record, lookup)) for lookup in record.lookups]
+    canonical = [(lookup, others[0]) for lookup, others in partners if others]
     if not canonical:
         return []
-    given = {id(other): other for _, other in canonical}
-    agreeing = {id(lookup) for lookup, _ in canonical}
-    if len(agreeing) <= len(given):
+    given = {id(other): other for _, others in partners for other in others}
+    if len(canonical) <= len(given):
         return canonical
     outliers = []
     for raw in given.values():
-        partner = next(lookup for lookup, other in canonical if other is raw)
+        partner = next(lookup for lookup, others in partners if any(other is raw for other in others))
         outliers.append((raw, partner))
     return outliers
 
 
-def _disagreeing(record: KeyRecord, lookup: KeyUse) -> Optional[KeyUse]:
-    """Another lookup that passes the key as given where ``lookup`` canonicalizes it."""
+def _disagreeing(record: KeyRecord, lookup: KeyUse) -> List[KeyUse]:
+    """The other lookups that pass the key as given where ``lookup`` canonicalizes it."""
     if not lookup.steps or not reportable_lookup(lookup):
-        return None
+        return []
+    found = []
     for other in record.lookups:
-        if other.steps or not elsewhere(other.site, lookup.site) or not reportable_lookup(other):
+        if other.steps or not reportable_lookup(other):
             continue
         absorbs = lookup.absorbs | other.absorbs | record.absorbs
         mine, theirs = form_of(lookup.steps, absorbs), form_of(other.steps, absorbs)
+        if not compared(lookup, mine, other, theirs):
+            continue
         if mine is not None and _makes_a_slug(mine):
-            return None  # a slug made of a name to find the row, where others pass slugs as given
+            return []  # a slug made of a name to find the row, where others pass slugs as given
         if mine is not None and theirs is not None and forms_disagree(mine, theirs):
-            return other
-    return None
+            found.append(other)
+    return found
 
 
 def _exact_against_insensitive(record: KeyRecord, lookup: KeyUse) -> Optional[KeyUse]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator, List, Optional
 
 from keydrift.analysis.registry import (
-    Evidence, KeyRecord, ProjectFinding, describe, elsewhere, evidence, form_of, forms_disagree,
+    Evidence, KeyRecord, ProjectFinding, compared, describe, evidence, form_of, forms_disagree,
 )
 from keydrift.rules._base import Rule
 from keydrift.rules._examples import Invalid, Valid
@@ -110,7 +110,7 @@ def _canonical_elsewhere(record: KeyRecord, item: Evidence, writes: List[Evidenc
         return None
     for other in writes:
         theirs = form_of(other.steps, record.absorbs)
-        if theirs is None or other.use is None or not elsewhere(other.site, item.site):
+        if theirs is None or other.use is None or not compared(other.use, theirs, item.use, mine):
             continue
         if len(theirs) > len(mine) and forms_disagree(mine, theirs):
             return other

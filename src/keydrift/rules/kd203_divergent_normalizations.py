@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Dict, Iterator, List, Set, Tuple
 
-from keydrift.analysis.facts import KeyAccess, RawFinding, Step
+from keydrift.analysis.facts import CASE, WHITESPACE, KeyAccess, RawFinding, Step
 from keydrift.analysis.boundary import Boundary
 from keydrift.analysis.pairing import canonical_step, collapse_repeats
 from keydrift.analysis.positions import line_ref
@@ -30,7 +30,10 @@ class DivergentNormalizations(Rule):
     one path are then invisible to lookups through the other.
 
     ## Known problems
-    Sites are compared within one module. Two normalizations inside one function are KD104;
+    Sites are compared within one module (a normalization against a value passed as given, in
+    one module or across modules, is KD108-KD110's). Steps that give the same key in any order
+    are one normalization: `.strip().lower()` and `.lower().strip()` agree. Two normalizations
+    inside one function are KD104;
     zero-config, a normalization that is part of a KD1 finding on the same entity is reported
     there. With a configured boundary, a module outside it gets KD201/KD202 at each site
     instead (one finding per root cause). Test code (a
@@ -75,8 +78,11 @@ class DivergentNormalizations(Rule):
             signature = _signature(access)
             if signature:
                 seen.add(id(access.value))
-                sites.setdefault((access.entity, access.field), {}).setdefault(signature, []).append((access, step))
-        for (entity, field), by_signature in sites.items():
+                sites.setdefault((access.entity, access.field), {}).setdefault(_same_key(signature), []).append(
+                    (access, step, signature))
+        for (entity, field), by_key in sites.items():
+            # each group's sites, under the steps its first site applies in their order
+            by_signature = {found[0][2]: [(a, s) for a, s, _ in found] for found in by_key.values()}
             functions = {a.function for found in by_signature.values() for a, _ in found}
             if len(by_signature) < 2 or len(functions) < 2:
                 continue
@@ -114,6 +120,18 @@ def _signature(access: KeyAccess) -> Signature:
     # A value lowercased again on its way (two settings that each lowercase it) has the form
     # of a value lowercased once: repeats of an idempotent step are one step.
     return tuple(canonical_step(s) for s in collapse_repeats(tuple(reaching_steps(access))))
+
+
+# Steps that give the same key in any order: lowercasing a string neither makes nor removes
+# whitespace at its ends, so `.strip().lower()` and `.lower().strip()` store the same key.
+_COMMUTING = frozenset((CASE, WHITESPACE))
+
+
+def _same_key(signature: Signature) -> Signature:
+    """The signature two normalizations share when they give every value the same key."""
+    if all(kind in _COMMUTING for kind, _ in signature):
+        return tuple(sorted(signature))
+    return signature
 
 
 def _text(signature: Signature) -> str:
