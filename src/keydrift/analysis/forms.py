@@ -1,15 +1,16 @@
 """Model forms as writes: a Django ``ModelForm`` or a Django REST framework ``ModelSerializer``
 whose ``Meta.model`` is ``M`` stores its fields on ``M`` when saved, each as its cleaned value:
 ``cleaned_data[field]`` after the form's ``clean_<field>()``, ``validated_data[field]`` after
-the serializer's ``validate_<field>(value)``.
+the serializer's ``validate_<field>(value)``, then through what the method that cleans the
+data as a whole (``clean()``, ``validate(self, attrs)``) assigns to the field.
 
 The write is recorded once, at the form class (where the stored form is decided), so a lookup
 of the same field anywhere in the project meets it in the key registry. Which fields: those
 ``Meta.fields`` lists, else those the form declares or cleans (``Meta.exclude`` and a
 serializer's ``Meta.read_only_fields`` left out); of a serializer, only those it validates
-(``validate_<field>``): the others may as well be what an API shows as what it takes in. A
-form that overrides how it saves (``save``; a serializer's ``create``/``update``) and lists no
-fields is left to that method, walked as any.
+(``validate_<field>``, or a rewrite in ``validate``): the others may as well be what an API
+shows as what it takes in. A form that overrides how it saves (``save``; a serializer's
+``create``/``update``) and lists no fields is left to that method, walked as any.
 """
 
 from __future__ import annotations
@@ -42,14 +43,17 @@ class FormKind:
     saving_methods: FrozenSet[str]
     read_only: str = ""
     only_cleaned: bool = False
+    # the method that cleans the data as a whole, after the fields (``clean``, ``validate``)
+    whole_cleaner: str = ""
 
 
 # Every kind of model form, one per framework table.
 FORM_KINDS: Tuple[FormKind, ...] = (
     FormKind(django_forms.MODEL_FORM_BASES, django_forms.CLEAN_PREFIX, django_forms.CLEANED_DATA, False,
-             django_forms.SAVING_METHODS),
+             django_forms.SAVING_METHODS, whole_cleaner=django_forms.CLEAN_METHOD),
     FormKind(drf_serializers.MODEL_SERIALIZER_BASES, drf_serializers.VALIDATE_PREFIX, drf_serializers.VALIDATED_DATA,
-             True, drf_serializers.SAVING_METHODS, drf_serializers.READ_ONLY_FIELDS, only_cleaned=True),
+             True, drf_serializers.SAVING_METHODS, drf_serializers.READ_ONLY_FIELDS, only_cleaned=True,
+             whole_cleaner=drf_serializers.VALIDATE_METHOD),
 )
 
 
@@ -102,6 +106,8 @@ class FormFields:
         self.model = ""
         self.fields: List[str] = []
         self.cleaners: Dict[str, FunctionNode] = {}
+        self.whole: Optional[FunctionNode] = None  # the method that cleans the data as a whole
+        self.rewrites: Dict[str, ast.expr] = {}  # what it assigns to a field of the data
         excluded: List[str] = []
         listed: Optional[List[str]] = None
         declared: List[str] = []
@@ -115,6 +121,9 @@ class FormFields:
                         listed = _strings(value, ctx)
                     elif name == "exclude" or kind.read_only and name == kind.read_only:
                         excluded.extend(_strings(value, ctx) or ())
+            elif isinstance(statement, FUNCTION_TYPES) and kind.whole_cleaner and statement.name == kind.whole_cleaner:
+                self.whole = statement
+                self.rewrites = _rewrites(statement, kind)
             elif isinstance(statement, FUNCTION_TYPES) and statement.name.startswith(kind.cleaner_prefix):
                 field_name = statement.name[len(kind.cleaner_prefix):]
                 if field_name:
@@ -126,7 +135,40 @@ class FormFields:
         if listed is None and overrides_save:
             listed = []  # a save() override decides what is stored (walked as any method)
         candidates = listed if listed is not None else declared + [f for f in self.cleaners if f not in declared]
-        self.fields = [f for f in candidates if f not in excluded and (f in self.cleaners or not kind.only_cleaned)]
+        candidates += [f for f in self.rewrites if listed is None and f not in candidates]
+        cleaned = set(self.cleaners) | set(self.rewrites)
+        self.fields = [f for f in candidates if f not in excluded and (f in cleaned or not kind.only_cleaned)]
+
+
+def _rewrites(method: FunctionNode, kind: FormKind) -> Dict[str, ast.expr]:
+    """What the whole-data cleaning method assigns to a field of the data (``attrs["email"] =
+    ...``, ``self.cleaned_data["email"] = ...``), by field: the last assignment."""
+    names = set(_data_names(method, kind))
+    found: Dict[str, ast.expr] = {}
+    for node in ast.walk(method):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript):
+            target = node.targets[0]
+            field = target.slice
+            if _data_text(target.value) in names and isinstance(field, ast.Constant) and isinstance(field.value, str):
+                found[field.value] = node.value
+    return found
+
+
+def _data_names(method: FunctionNode, kind: FormKind) -> List[str]:
+    """How the whole-data cleaning method names the data: its argument (``validate(self,
+    attrs)``), else the data's own name, bare or on ``self``."""
+    if kind.value_is_argument:
+        argument = _value_argument(method)
+        return [argument] if argument else []
+    return [kind.data, f"self.{kind.data}"]
+
+
+def _data_text(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
+    return ""
 
 
 def cleaned_value(field_name: str, cleaner: Optional[FunctionNode], returns: Sequence[Value],
@@ -141,6 +183,17 @@ def cleaned_value(field_name: str, cleaner: Optional[FunctionNode], returns: Seq
             if any(_comes_from(o, given, kind.value_is_argument) for o in value.origins):
                 return Value(frozenset({origin}), value.steps, value.text)
     return Value(frozenset({origin}), (), origin)
+
+
+def rewritten_value(stored: Value, field_name: str, rewrite: Value, names: Sequence[str]) -> Optional[Value]:
+    """``stored`` (the field's cleaned value) through the steps the whole-data cleaning method
+    applies to it (``attrs["email"].strip().lower()``); None when it stores something else in
+    the field (a value made of another field, or of no field): the stored form is not told."""
+    spellings = (f'["{field_name}"]', f"['{field_name}']", f'.get("{field_name}"', f".get('{field_name}'")
+    for origin in rewrite.origins:
+        if any(origin.startswith(name) and origin[len(name):].startswith(spellings) for name in names):
+            return Value(stored.origins, stored.steps + rewrite.steps, rewrite.text)
+    return None
 
 
 def _value_argument(cleaner: Optional[FunctionNode]) -> str:
@@ -179,7 +232,22 @@ def _record_fields(form: ast.ClassDef, fields: FormFields, analysis, walker) -> 
             unit = f"{form.name}.{cleaner.name}"
             returns = analysis.walker(unit).returns if unit in analysis.units else ()
         node = cleaner if cleaner is not None else form
-        walker.statement_of.setdefault(id(node), node)
         stored = cleaned_value(field_name, cleaner, returns, fields.kind)
+        if field_name in fields.rewrites and fields.whole is not None:
+            rewritten = _through_whole_cleaner(stored, field_name, form, fields, analysis)
+            if rewritten is None:
+                continue  # the field gets another value there: its stored form is not told
+            stored, node = rewritten, cleaner if cleaner is not None else fields.whole
+        walker.statement_of.setdefault(id(node), node)
         walker.add(WRITE, Key(entity, field_name, stored), node, STORE, next(walker.call_ids), f"{form.name}.save()",
                    saves=True)
+
+
+def _through_whole_cleaner(stored: Value, field_name: str, form: ast.ClassDef, fields: FormFields,
+                           analysis) -> Optional[Value]:
+    """``rewritten_value`` of the field, its rewrite evaluated where the method ends."""
+    unit = f"{form.name}.{fields.whole.name}"  # type: ignore[union-attr]
+    if unit not in analysis.units:
+        return stored
+    rewrite = analysis.walker(unit).eval(fields.rewrites[field_name])
+    return rewritten_value(stored, field_name, rewrite, _data_names(fields.whole, fields.kind))  # type: ignore[arg-type]

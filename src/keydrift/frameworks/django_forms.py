@@ -11,5 +11,8 @@ MODEL_FORM_BASES: FrozenSet[str] = frozenset({
 # ``clean_<field>()`` returns the value stored for the field.
 CLEAN_PREFIX = "clean_"
 CLEANED_DATA = "cleaned_data"
+# ``clean()`` runs after the fields' own cleaning, and what it puts in ``cleaned_data``
+# (``cleaned_data["email"] = cleaned_data["email"].lower()``) is what the model instance gets.
+CLEAN_METHOD = "clean"
 # Methods that, overridden, decide what is stored instead of the form's own save.
 SAVING_METHODS: FrozenSet[str] = frozenset({"save"})

@@ -10,6 +10,9 @@ MODEL_SERIALIZER_BASES: FrozenSet[str] = frozenset({"ModelSerializer", "Hyperlin
 # ``validate_<field>(self, value)`` gets the field's value and returns the value stored.
 VALIDATE_PREFIX = "validate_"
 VALIDATED_DATA = "validated_data"
+# ``validate(self, attrs)`` gets every field's value and may rewrite them (``attrs["email"] =
+# attrs["email"].lower()``) before the data is saved.
+VALIDATE_METHOD = "validate"
 # Methods that, overridden, decide what is stored instead of the serializer's own save.
 SAVING_METHODS: FrozenSet[str] = frozenset({"create", "update", "save"})
 # ``Meta`` option naming fields the serializer shows but never stores.
