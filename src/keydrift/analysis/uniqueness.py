@@ -22,7 +22,8 @@ two spellings of one value equal:
 - the module calls a normalizer named for its kind (``normalize_email``, ``slugify``) or writes
   it through a canonicalizing step (a KD1 key access), or with the ``.hostname`` of a parsed URL
   (which urllib lowercases), or the modules beside it in its package write it only so (their
-  function summaries, read through the project index);
+  function summaries, and their registry facts' writes of values of their own, such as a
+  view's ``request.POST["email"].lower()``, read through the project index);
 - a configured normalizer covers it (see ``configured_cover``).
 
 A Django model with ``Meta.managed = False`` declares another program's table: its keys are
@@ -251,9 +252,11 @@ _MAX_SIBLINGS = 40
 
 
 def _sibling_writes(facts: object) -> Tuple[Set[Tuple[str, str]], Set[Tuple[str, str]]]:
-    """(entity, field) written through a canonicalizing step, and written raw, by the summarized
-    functions of the other modules of this module's package (read through the project index,
-    so each is summarized once and cached). Test and migration modules are left out."""
+    """(entity, field) written through a canonicalizing step, and written raw, by the other
+    modules of this module's package (read through the project index, so each is analyzed once
+    and cached): by their functions' summaries (the writes of what their callers pass) and by
+    their registry facts' writes of a value of their own (``request.POST["email"].lower()`` in
+    a view; a literal tells nothing). Test and migration modules are left out."""
     canonical: Set[Tuple[str, str]] = set()
     raw: Set[Tuple[str, str]] = set()
     analysis = getattr(facts, "analysis", None)  # the ModuleAnalysis: project index, module name
@@ -266,16 +269,24 @@ def _sibling_writes(facts: object) -> Tuple[Set[Tuple[str, str]], Set[Tuple[str,
     for sibling in _sibling_modules(file, package):
         if not_production_schema(sibling):
             continue
-        for summary in project.module_summaries(sibling, file).values():
-            for access in summary.accesses:
-                if access.kind != "write":
-                    continue
-                target = (access.entity, access.field)
-                if any(s.kind in CANONICALIZING_STEP_KINDS or _lowercase_host(s) for s in access.steps):
-                    canonical.add(target)
-                else:
-                    raw.add(target)
+        export = project.module_export(sibling, file)
+        writes = [access for summary in export.summaries.values() for access in summary.accesses
+                  if access.kind == "write"]
+        # (as the summaries' do, a write that selects by the key counts: an upsert's lookup
+        # keywords are stored when no default replaces them)
+        writes += [use for use in export.keys.uses if use.kind == "write" and use.origin not in _TOLD_BY_OTHERS]
+        for access in writes:
+            target = (access.entity, access.field)
+            if any(s.kind in CANONICALIZING_STEP_KINDS or _lowercase_host(s) for s in access.steps):
+                canonical.add(target)
+            else:
+                raw.add(target)
     return canonical, raw
+
+
+# Origins of a registry use whose write says nothing of its own: a literal, and a parameter
+# (the summaries carry it, with what the function does to it).
+_TOLD_BY_OTHERS = frozenset({"constant", "parameter"})
 
 
 _FORM_VALIDATOR = lazy(r"^(?:clean|validate)_(\w+)$")

@@ -86,7 +86,8 @@ class UniqueFieldNotCanonicalized(Rule):
     ## Known problems
     Beyond the declaring module, only the modules beside it (same package: services, views,
     managers) are consulted, for writes: when they store the key only through a canonicalizing
-    step (`create(email=_canonical(email))`) it counts as canonicalized, and so does a form or
+    step (`create(email=_canonical(email))`, a view's `create(email=request.POST["email"].lower())`)
+    it counts as canonicalized, and so does a form or
     serializer beside it whose `clean_<field>`/`validate_<field>` lowercases or normalizes the
     key (`model = Member` in its `Meta`). Code in other packages is not seen unless a normalizer
     is configured for that kind of key; a module added beside the models later is noticed only when the models
