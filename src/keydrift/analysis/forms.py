@@ -250,4 +250,5 @@ def _through_whole_cleaner(stored: Value, field_name: str, form: ast.ClassDef, f
     if unit not in analysis.units:
         return stored
     rewrite = analysis.walker(unit).eval(fields.rewrites[field_name])
-    return rewritten_value(stored, field_name, rewrite, _data_names(fields.whole, fields.kind))  # type: ignore[arg-type]
+    names = _data_names(fields.whole, fields.kind)  # type: ignore[arg-type]
+    return rewritten_value(stored, field_name, rewrite, names)

@@ -525,11 +525,19 @@ def is_store(use: KeyUse) -> bool:
     return use.kind == WRITE and use.role != LOOKUP
 
 
+def _told_elsewhere(use: KeyUse) -> bool:
+    """A value whose form, stored as it is, something else gave it: a parameter, or an
+    attribute the object keeps (``self.x``; another object's attribute, ``g.identity.login``,
+    is a value of its own)."""
+    return use.origin is Origin.PARAMETER or use.origin is Origin.RECORD and use.origin_text.startswith(("self.", "cls."))
+
+
 def tells_stored_form(use: KeyUse) -> bool:
     """A store whose value says the form rows are stored in (``evidence``): not a literal, not a
-    parameter passed on as given (its callers decide), not a value of an opaque call, and no
-    step that makes the form unknowable."""
-    if use.origin is Origin.CONSTANT or (use.origin is Origin.PARAMETER and not use.steps) or opaque_origin(use):
+    parameter or a value the object keeps passed on as given (its callers decide, or whatever
+    made the object: ``self.list_address`` set from what the command lowercased), not a value
+    of an opaque call, and no step that makes the form unknowable."""
+    if use.origin is Origin.CONSTANT or (_told_elsewhere(use) and not use.steps) or opaque_origin(use):
         return False
     return form_of(use.steps) is not None
 

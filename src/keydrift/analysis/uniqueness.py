@@ -272,8 +272,7 @@ def _sibling_writes(facts: object) -> Tuple[Set[Tuple[str, str]], Set[Tuple[str,
         export = project.module_export(sibling, file)
         writes = [access for summary in export.summaries.values() for access in summary.accesses
                   if access.kind == "write"]
-        # (as the summaries' do, a write that selects by the key counts: an upsert's lookup
-        # keywords are stored when no default replaces them)
+        # (the WHERE of an UPDATE counts, as in the summaries: the rows it selects are written)
         writes += [use for use in export.keys.uses if use.kind == "write" and use.origin not in _TOLD_BY_OTHERS]
         for access in writes:
             target = (access.entity, access.field)

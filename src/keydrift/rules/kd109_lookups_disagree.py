@@ -180,9 +180,10 @@ class LookupsDisagree(Rule):
 
 def _outliers(record: KeyRecord) -> List[Tuple[KeyUse, KeyUse]]:
     """The lookups to report, each with one lookup of the other form: the canonicalizing ones
-    (paired with a lookup as given elsewhere), unless the canonicalizing lookups outnumber the
-    ones as given; then the project's convention is plain and the lookups as given are the
-    outliers (one finding where the fix belongs, not one at every place that is right)."""
+    (paired with a lookup as given in another function), unless the canonicalizing lookups
+    outnumber the ones as given (each counted once, whichever lookup it disagrees with); then
+    the project's convention is plain and the lookups as given are the outliers (one finding
+    where the fix belongs, not one at every place that is right)."""
     partners = [(lookup, _disagreeing(record, lookup)) for lookup in record.lookups]
     canonical = [(lookup, others[0]) for lookup, others in partners if others]
     if not canonical:
