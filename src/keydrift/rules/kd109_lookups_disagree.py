@@ -180,41 +180,45 @@ class LookupsDisagree(Rule):
 
 def _outliers(record: KeyRecord) -> List[Tuple[KeyUse, KeyUse]]:
     """The lookups to report, each with one lookup of the other form: the canonicalizing ones
-    (paired with a lookup as given in another function), unless the canonicalizing lookups
-    outnumber the ones as given (each counted once, whichever lookup it disagrees with); then
-    the project's convention is plain and the lookups as given are the outliers (one finding
-    where the fix belongs, not one at every place that is right)."""
-    partners = [(lookup, _disagreeing(record, lookup)) for lookup in record.lookups]
-    canonical = [(lookup, others[0]) for lookup, others in partners if others]
-    if not canonical:
+    (paired with a lookup as given in another module; with none, in another function of its
+    own), unless the canonicalizing lookups outnumber the ones as given they were paired with;
+    then the project's convention is plain and the lookups as given are the outliers (one
+    finding where the fix belongs, not one at every place that is right)."""
+    for across in (True, False):
+        canonical = [(lookup, other) for lookup in record.lookups
+                     for other in [_disagreeing(record, lookup, across)] if other is not None]
+        if canonical:
+            break
+    else:
         return []
-    given = {id(other): other for _, others in partners for other in others}
-    if len(canonical) <= len(given):
+    given = {id(other): other for _, other in canonical}
+    agreeing = {id(lookup) for lookup, _ in canonical}
+    if len(agreeing) <= len(given):
         return canonical
     outliers = []
     for raw in given.values():
-        partner = next(lookup for lookup, others in partners if any(other is raw for other in others))
+        partner = next(lookup for lookup, other in canonical if other is raw)
         outliers.append((raw, partner))
     return outliers
 
 
-def _disagreeing(record: KeyRecord, lookup: KeyUse) -> List[KeyUse]:
-    """The other lookups that pass the key as given where ``lookup`` canonicalizes it."""
+def _disagreeing(record: KeyRecord, lookup: KeyUse, across: bool) -> Optional[KeyUse]:
+    """Another lookup that passes the key as given where ``lookup`` canonicalizes it: in another
+    module (``across``), else one the rules compare with it (``compared``)."""
     if not lookup.steps or not reportable_lookup(lookup):
-        return []
-    found = []
+        return None
     for other in record.lookups:
         if other.steps or not reportable_lookup(other):
             continue
         absorbs = lookup.absorbs | other.absorbs | record.absorbs
         mine, theirs = form_of(lookup.steps, absorbs), form_of(other.steps, absorbs)
-        if not compared(lookup, mine, other, theirs):
+        if not (elsewhere(other.site, lookup.site) if across else compared(lookup, mine, other, theirs)):
             continue
         if mine is not None and _makes_a_slug(mine):
-            return []  # a slug made of a name to find the row, where others pass slugs as given
+            return None  # a slug made of a name to find the row, where others pass slugs as given
         if mine is not None and theirs is not None and forms_disagree(mine, theirs):
-            found.append(other)
-    return found
+            return other
+    return None
 
 
 def _exact_against_insensitive(record: KeyRecord, lookup: KeyUse) -> Optional[KeyUse]:
