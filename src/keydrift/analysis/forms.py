@@ -22,7 +22,7 @@ from keydrift.analysis.accesses import Context, Key
 from keydrift.analysis.facts import STORE, WRITE, Value
 from keydrift.analysis.receivers import block
 from keydrift.analysis.tree import FUNCTION_TYPES, FunctionNode
-from keydrift.analysis.values import last_name
+from keydrift.analysis.values import dotted_name, last_name
 from keydrift.frameworks import django_forms, drf_serializers
 from keydrift.records import record
 
@@ -149,7 +149,7 @@ def _rewrites(method: FunctionNode, kind: FormKind) -> Dict[str, ast.expr]:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript):
             target = node.targets[0]
             field = target.slice
-            if _data_text(target.value) in names and isinstance(field, ast.Constant) and isinstance(field.value, str):
+            if dotted_name(target.value) in names and isinstance(field, ast.Constant) and isinstance(field.value, str):
                 found[field.value] = node.value
     return found
 
@@ -161,14 +161,6 @@ def _data_names(method: FunctionNode, kind: FormKind) -> List[str]:
         argument = _value_argument(method)
         return [argument] if argument else []
     return [kind.data, f"self.{kind.data}"]
-
-
-def _data_text(node: ast.expr) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-        return f"{node.value.id}.{node.attr}"
-    return ""
 
 
 def cleaned_value(field_name: str, cleaner: Optional[FunctionNode], returns: Sequence[Value],

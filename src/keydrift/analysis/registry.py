@@ -585,12 +585,6 @@ def elsewhere(first: Site, second: Site) -> bool:
     return first.path != second.path
 
 
-def apart(first: KeyUse, second: KeyUse) -> bool:
-    """In different modules, or in different functions of one module (one function's uses are
-    KD101-KD107's)."""
-    return elsewhere(first.site, second.site) or first.function != second.function
-
-
 def compared(first: KeyUse, first_form: Optional[Form], second: KeyUse, second_form: Optional[Form]) -> bool:
     """Whether the registry rules compare two uses of one key whose forms are these: uses in
     different modules; in one module, uses in different functions of which exactly one passes
@@ -599,7 +593,7 @@ def compared(first: KeyUse, first_form: Optional[Form], second: KeyUse, second_f
     KD101-KD107's."""
     if elsewhere(first.site, second.site):
         return True
-    if not apart(first, second) or first_form is None or second_form is None:
+    if same_function(first, second) or first_form is None or second_form is None:
         return False
     return bool(first_form) != bool(second_form)
 
@@ -629,7 +623,7 @@ def stored_form(record: KeyRecord, absorbs: FrozenSet[str], near: Optional[KeyUs
     deciding = [Evidence(use.steps, use.function, use.site, use) for use in record.deciders]
     found = [*deciding, *evidence(record)]
     if near is not None:
-        found = [e for e in found if (elsewhere(e.site, near.site) if e.use is None else apart(e.use, near))]
+        found = [e for e in found if (elsewhere(e.site, near.site) if e.use is None else not same_function(e.use, near))]
     model = [e for e in found if e.use is None]
     if model:  # the model rewrites the key on every save: that is the stored form
         form = form_of(model[0].steps, absorbs)
