@@ -53,6 +53,10 @@ _CONFIG_ROOTS = frozenset({"settings", "config", "conf", "cfg", "CONFIG", "SETTI
 # Attributes of these are records the database gave back (``request.user.email``).
 _RECORD_PATHS = ("request.user.", "self.request.user.", "self.user.", "self.instance.", "self.object.")
 _NAME = lazy(r"[A-Za-z_]\w*")
+# a word of a key's constant text: what makes two keys' templates one namespace
+_NAMESPACE_WORD = lazy(r"[A-Za-z]{2,}")
+# a key built by a call (``layers/redis_client._opaque_template``): the callee's name
+_OPAQUE_TEMPLATE = lazy(r"^(\w+)\(")
 # how the text of a string literal starts (in parentheses, raw or u-prefixed)
 _STRING_START = lazy(r"[\s(]*[rRuU]?['\"]")
 
@@ -177,7 +181,8 @@ def _site_of(node: Optional[ast.AST], path: str) -> Site:
 
 def _use(access: KeyAccess, function: str, params: Tuple[str, ...], path: str,
          statement_of: Dict[int, ast.AST], inputs: FrozenSet[str] = frozenset()) -> Optional[KeyUse]:
-    if not access.entity or not access.field or access.field == "*" or is_surrogate(access.field):
+    if not access.entity or not access.field or is_surrogate(access.field) \
+            or (access.field == "*" and not is_namespaced_entry(access.entity)):
         return None
     statement = statement_of.get(id(access.node))
     if not isinstance(statement, ast.stmt):
@@ -189,6 +194,8 @@ def _use(access: KeyAccess, function: str, params: Tuple[str, ...], path: str,
     if _row_read(access, statement):
         origin = Origin.RECORD
     steps = tuple(Step(s.kind, s.label) for s in access.value.steps)
+    if access.field == "*" and _OPAQUE_TEMPLATE.match(access.entity.partition(" '")[2]):
+        steps = _without_key_format(steps)
     if _parsed_from_request(origin_text, steps):
         # ``parse_json(request)["email"]``: a field of the request's parsed body is the client's
         # value as sent; the parse is not a transformation of a key
@@ -265,6 +272,28 @@ def _field_part(label: str) -> str:
         return ""
     cut = max(label.rfind("["), label.rfind("."), label.rfind(")") + 1)
     return label[cut:] if 0 < cut < len(label) else ""
+
+
+def is_namespaced_entry(entity: str) -> bool:
+    """A key-value store's entries under one constant namespace (``cache key 'lockout:{}'``,
+    ``hash 'sessions'``, a key function's ``cache key 'cooldown_key({})'``): one key, wherever
+    the project builds it. A key with no constant words (``cache key '{}:{}'``, the namespace a
+    caller passes) names nothing, nor does a key that is a whole value's transformation
+    (``cache key 'lower()'``: every cache keyed by a lowercased string), and a mapping is named
+    by the code that holds it (``mapping 'self._cache'``), another mapping in another class."""
+    kind, _, template = entity.partition(" '")
+    if kind not in ("cache key", "hash"):
+        return False
+    call = _OPAQUE_TEMPLATE.match(template)
+    if call is not None:
+        return "key" in call.group(1).lower()
+    return bool(_NAMESPACE_WORD.search(template.replace("{}", "")))
+
+
+def _without_key_format(steps: Tuple[Step, ...]) -> Tuple[Step, ...]:
+    """The steps of a value passed to a key function (``failures_key(name.lower())``) without
+    the function's own formatting, the last step: every use of the namespace makes it alike."""
+    return steps[:-1] if steps and steps[-1].kind == FORMAT else steps
 
 
 def is_surrogate(field_name: str) -> bool:
@@ -423,7 +452,11 @@ class KeyRecord:
     deciders: List[KeyUse] = field(default_factory=list)
 
     def target(self) -> str:
-        return f"{self.entity}.{self.field}"
+        return self.entity if self.field == "*" else f"{self.entity}.{self.field}"
+
+    def items(self) -> str:
+        """What the key selects, for messages: a table's rows, a store's entries."""
+        return "entries" if self.field == "*" else "rows"
 
 
 class Registry:

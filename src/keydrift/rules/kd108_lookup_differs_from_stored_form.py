@@ -50,7 +50,11 @@ class LookupDiffersFromStoredForm(Rule):
     (`filter(user=request.form["user"].strip())` against usernames stored as given) is not
     reported: trimming typed input is a repair of the input, it misses only rows whose key was
     stored with edge whitespace, and a store that leaves it is a write of its own to compare
-    (KD110 reports writes that trim against writes that do not).
+    (KD110 reports writes that trim against writes that do not). A cache or key-value store's
+    entries under one namespace are a key too (`cache.set(f"login-failures:{name.lower()}")` in
+    one module, `cache.get(f"login-failures:{name}")` in another; a key function's namespace,
+    `failures_key(name)`; a redis hash's members); keys with no constant word, built by a
+    string method or held in a mapping are not compared.
 
     ## Why is this bad?
     The signup handler stores `alice@example.com`; the password-reset view looks up
@@ -92,6 +96,23 @@ class LookupDiffersFromStoredForm(Rule):
                     return Account.objects.filter(email=request.POST["email"]).first()  # expect: KD108
                 """,
         }),
+        Invalid({
+            "app/__init__.py": "",
+            "app/throttle.py": """
+                from django.core.cache import cache
+
+
+                def record_failure(username):
+                    cache.set(f"login-failures:{username.lower()}", 1, timeout=900)
+                """,
+            "app/views.py": """
+                from django.core.cache import cache
+
+
+                def login(request):
+                    return cache.get(f"login-failures:{request.POST['username']}")  # expect: KD108
+                """,
+        }, note="A cache's entries under one namespace are a key too:"),
     )
     VALID = (
         Valid({
@@ -148,7 +169,7 @@ class LookupDiffersFromStoredForm(Rule):
                     yield finding(self.CODE, lookup, (
                         f"{record.target()} is stored {describe(form)} by {where(evidence.by, evidence.site, registry)} "
                         f"but looked up {describe(looked_up)} here by {short(lookup.value_text)}{_entered(lookup, entry)}; "
-                        f"the lookup misses rows stored the other way"),
+                        f"the lookup misses {record.items()} stored the other way"),
                         (evidence.site, f"stored {describe(form)}"), "looked up", registry,
                         _fix(lookup, looked_up, form))
 

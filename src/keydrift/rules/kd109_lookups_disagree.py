@@ -166,7 +166,7 @@ class LookupsDisagree(Rule):
                     yield finding(self.CODE, lookup, (
                         f"{record.target()} is looked up {describe(mine)} here ({short(lookup.value_text)}) but "
                         f"{describe(theirs)} by {where(other.function, other.site, registry)}; "
-                        f"whatever form the rows are stored in, one of the two misses them"),
+                        f"whatever form the {record.items()} are stored in, one of the two misses them"),
                         (other.site, f"looked up {describe(theirs)}"), "looked up", registry)
                 for lookup in record.lookups:
                     found = None if id(lookup) in reported else _exact_against_insensitive(record, lookup)
@@ -174,7 +174,7 @@ class LookupsDisagree(Rule):
                         yield finding(self.CODE, lookup, (
                             f"{record.target()} is compared exactly here ({short(lookup.value_text)}) but "
                             f"case-insensitively by {where(found.function, found.site, registry)}; "
-                            f"rows whose case differs from the value given are found there and missed here"),
+                            f"{record.items()} whose case differs from the value given are found there and missed here"),
                             (found.site, "compared case-insensitively"), "looked up", registry)
 
 

@@ -38,7 +38,8 @@ class WritesDisagree(Rule):
     Compares every write of a key in the project (with the model's own rewriting applied): a
     write that stores the key as given while another entry point stores it canonicalized
     (lowercased, stripped, normalized) is reported at the write that skips the
-    canonicalization, naming the other one.
+    canonicalization, naming the other one. The entries of a cache namespace count as one key
+    (see KD108).
 
     ## Why is this bad?
     The web signup lowercases the address, the CSV importer does not: imported users are stored
@@ -99,7 +100,7 @@ class WritesDisagree(Rule):
                     yield finding(self.CODE, item.use, (
                         f"{record.target()} is stored {describe(mine)} here ({short(item.use.value_text)}) but "
                         f"{describe(theirs)} by {where(other.by, other.site, registry)}; "
-                        f"lookups written for one form miss the rows of the other"),
+                        f"lookups written for one form miss the {record.items()} of the other"),
                         (other.site, f"stored {describe(theirs)}"), "stored", registry)
 
 
