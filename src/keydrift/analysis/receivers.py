@@ -50,8 +50,20 @@ class ClassInfo:
     returns: Dict[str, str] = field(default_factory=dict)  # method -> annotated return class
 
 
+def annotated_parts(annotation: Optional[ast.expr]) -> Tuple[Optional[ast.expr], List[ast.expr]]:
+    """``Annotated[T, Query(), ...]`` -> (T, [Query(), ...]): the type and what the framework is
+    told of it (FastAPI's ``Depends``, ``Body``, ``Query``); any other annotation -> (it, [])."""
+    if isinstance(annotation, ast.Subscript) and last_name(annotation.value) == "Annotated" \
+            and isinstance(annotation.slice, ast.Tuple) and annotation.slice.elts:
+        first, *metadata = annotation.slice.elts
+        return first, metadata
+    return annotation, []
+
+
 def annotation_class(annotation: Optional[ast.expr]) -> str:
-    """``Repo``, ``"Repo"``, ``app.Repo``, ``Optional[Repo]``, ``Repo | None`` -> "Repo"."""
+    """``Repo``, ``"Repo"``, ``app.Repo``, ``Optional[Repo]``, ``Repo | None``, ``Annotated[Repo,
+    Depends(...)]`` -> "Repo"."""
+    annotation = annotated_parts(annotation)[0]
     if annotation is None:
         return ""
     if isinstance(annotation, ast.Constant):

@@ -5,7 +5,8 @@ annotated as text (or not at all) is a query value; one annotated with a validat
 (pydantic) is the parsed body. Those are input, as ``request.GET["email"]`` is: a lookup by
 one compares what the client typed. Path parameters (the application's own links), dependencies
 (``Depends(...)``) and parameters of any other type are not: an ``Annotated`` alias such as
-``CurrentUser`` may be the logged-in user's row.
+``CurrentUser`` may be the logged-in user's row. ``Annotated[str, Query()]`` is read as its
+type, with a ``Depends``/``Path`` among its metadata taken as the default.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, FrozenSet, Iterator, Optional, Set
 
-from keydrift.analysis.receivers import plain_string
+from keydrift.analysis.receivers import annotated_parts, plain_string
 from keydrift.analysis.tree import FunctionNode
 from keydrift.analysis.values import last_name
 from keydrift.frameworks import web_routes
@@ -37,10 +38,13 @@ def request_parameters(function: FunctionNode, is_validation_model: Callable[[st
 def _from_request(arg: ast.arg, default: Optional[ast.expr], is_validation_model: Callable[[str], bool]) -> bool:
     """A value the framework reads from the request: text or a validation model, not made by a
     dependency; or a class the framework builds from the request's fields (``form_data:
-    OAuth2PasswordRequestForm = Depends()``: a bare ``Depends()`` calls the annotated class)."""
-    if _dependency(default):
-        return _class_from_request(arg.annotation, default)
-    return _input_annotation(arg.annotation, is_validation_model)
+    OAuth2PasswordRequestForm = Depends()``: a bare ``Depends()`` calls the annotated class).
+    ``Annotated[T, Depends(...)]`` is T with that default; ``Annotated[T, Body()]``, T."""
+    annotation, metadata = annotated_parts(arg.annotation)
+    made_by = default if _dependency(default) else next((m for m in metadata if _dependency(m)), None)
+    if made_by is not None:
+        return _class_from_request(annotation, made_by)
+    return _input_annotation(annotation, is_validation_model)
 
 
 def _class_from_request(annotation: Optional[ast.expr], default: Optional[ast.expr]) -> bool:
