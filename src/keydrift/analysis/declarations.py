@@ -213,13 +213,19 @@ class SchemaReader:
 
     def _canonicalized_attributes(self, node: FunctionNode, receiver: str) -> Iterator[str]:
         """``X`` of each ``receiver.X = <a canonicalizing call>`` in the function's body (also a
-        call of a module function that canonicalizes: ``self.slug = _free_slug(self.name)``)."""
+        call of a module function that canonicalizes: ``self.slug = _free_slug(self.name)``; and
+        a local variable assigned one: ``slug = self.name.lower(); self.slug = slug``)."""
+        locals_: Dict[str, ast.expr] = {}
         for small in _small_statements(node.body):
             target, _, value = _assignment(small)
-            if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
-                    and target.value.id == receiver and value is not None
-                    and self._canonicalizing_value(value)):
-                yield target.attr
+            if isinstance(target, ast.Name) and value is not None:
+                locals_[target.id] = value
+            elif (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                    and target.value.id == receiver and value is not None):
+                if isinstance(value, ast.Name) and value.id in locals_:
+                    value = locals_[value.id]
+                if self._canonicalizing_value(value):
+                    yield target.attr
 
     def _small(self, small: ast.stmt, owner: Optional[str]) -> None:
         target, annotation, value = _assignment(small)

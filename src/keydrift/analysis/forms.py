@@ -16,10 +16,10 @@ shows as what it takes in. A form that overrides how it saves (``save``; a seria
 from __future__ import annotations
 
 import ast
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from keydrift.analysis.accesses import Context, Key
-from keydrift.analysis.facts import STORE, WRITE, Value
+from keydrift.analysis.facts import STORE, WRITE, Step, Value
 from keydrift.analysis.receivers import block
 from keydrift.analysis.tree import FUNCTION_TYPES, FunctionNode
 from keydrift.analysis.values import dotted_name, last_name
@@ -45,15 +45,18 @@ class FormKind:
     only_cleaned: bool = False
     # the method that cleans the data as a whole, after the fields (``clean``, ``validate``)
     whole_cleaner: str = ""
+    # a field class's methods that convert the value it is given (``to_python``), outermost first
+    field_converters: Tuple[str, ...] = ()
 
 
 # Every kind of model form, one per framework table.
 FORM_KINDS: Tuple[FormKind, ...] = (
     FormKind(django_forms.MODEL_FORM_BASES, django_forms.CLEAN_PREFIX, django_forms.CLEANED_DATA, False,
-             django_forms.SAVING_METHODS, whole_cleaner=django_forms.CLEAN_METHOD),
+             django_forms.SAVING_METHODS, whole_cleaner=django_forms.CLEAN_METHOD,
+             field_converters=django_forms.FIELD_CONVERTERS),
     FormKind(drf_serializers.MODEL_SERIALIZER_BASES, drf_serializers.VALIDATE_PREFIX, drf_serializers.VALIDATED_DATA,
              True, drf_serializers.SAVING_METHODS, drf_serializers.READ_ONLY_FIELDS, only_cleaned=True,
-             whole_cleaner=drf_serializers.VALIDATE_METHOD),
+             whole_cleaner=drf_serializers.VALIDATE_METHOD, field_converters=drf_serializers.FIELD_CONVERTERS),
 )
 
 
@@ -100,12 +103,14 @@ def _kind(node: ast.ClassDef, known: Dict[str, FormKind]) -> Optional[FormKind]:
 class FormFields:
     """What one model form stores: its model, its fields, and where each field is cleaned."""
 
-    def __init__(self, form: ast.ClassDef, kind: FormKind, ctx: Context) -> None:
+    def __init__(self, form: ast.ClassDef, kind: FormKind, ctx: Context, analysis: Any = None) -> None:
         self.form = form
         self.kind = kind
         self.model = ""
         self.fields: List[str] = []
         self.cleaners: Dict[str, FunctionNode] = {}
+        # the steps by which a declared field's class of the project converts its value
+        self.converters: Dict[str, Tuple[Step, ...]] = {}
         self.whole: Optional[FunctionNode] = None  # the method that cleans the data as a whole
         self.rewrites: Dict[str, ast.expr] = {}  # what it assigns to a field of the data
         excluded: List[str] = []
@@ -131,13 +136,30 @@ class FormFields:
         for name, value in _assignments(body):
             if isinstance(value, ast.Call) and last_name(value.func).endswith("Field"):
                 declared.append(name)
+                steps = _conversion(last_name(value.func), kind, analysis)
+                if steps is not None:
+                    self.converters[name] = steps
         overrides_save = any(isinstance(s, FUNCTION_TYPES) and s.name in kind.saving_methods for s in body)
         if listed is None and overrides_save:
             listed = []  # a save() override decides what is stored (walked as any method)
         candidates = listed if listed is not None else declared + [f for f in self.cleaners if f not in declared]
         candidates += [f for f in self.rewrites if listed is None and f not in candidates]
-        cleaned = set(self.cleaners) | set(self.rewrites)
+        cleaned = set(self.cleaners) | set(self.rewrites) | set(self.converters)
         self.fields = [f for f in candidates if f not in excluded and (f in cleaned or not kind.only_cleaned)]
+
+
+def _conversion(class_name: str, kind: FormKind, analysis: Any) -> Optional[Tuple[Step, ...]]:
+    """The steps by which a field class of the project (of the module, or imported) converts
+    the value it is given (``to_internal_value``, ``to_python``: the first of the kind's it
+    defines or inherits, read from its summary); None for a class the project does not define."""
+    if analysis is None or not class_name:
+        return None
+    for method in kind.field_converters:
+        found = analysis.method_of_class(class_name, method)
+        returns = found.summary.returns if found is not None else None
+        if returns is not None and returns.params == (0,) and not returns.is_result:
+            return returns.steps
+    return None
 
 
 def _rewrites(method: FunctionNode, kind: FormKind) -> Dict[str, ast.expr]:
@@ -205,7 +227,7 @@ def _comes_from(origin: str, given: str, exactly: bool) -> bool:
 def form_writes(module: ast.Module, analysis, walker) -> None:
     """Record each model form's stored fields as writes of the module-level walker."""
     for form, kind in form_classes(module.body):
-        fields = FormFields(form, kind, walker)
+        fields = FormFields(form, kind, walker, analysis)
         if fields.model:
             module_level, walker.function = walker.function, f"{form.name}.save"  # what messages name
             try:
@@ -225,6 +247,8 @@ def _record_fields(form: ast.ClassDef, fields: FormFields, analysis, walker) -> 
             returns = analysis.walker(unit).returns if unit in analysis.units else ()
         node = cleaner if cleaner is not None else form
         stored = cleaned_value(field_name, cleaner, returns, fields.kind)
+        if field_name in fields.converters:  # the field's class converts the value before any cleaning method
+            stored = Value(stored.origins, fields.converters[field_name] + stored.steps, stored.text)
         if field_name in fields.rewrites and fields.whole is not None:
             rewritten = _through_whole_cleaner(stored, field_name, form, fields, analysis)
             if rewritten is None:

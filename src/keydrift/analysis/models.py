@@ -169,11 +169,15 @@ def _derived_keys(cls: ast.ClassDef, derivations: Derivations) -> None:
     for node in block(cls.body, cls):
         if not (isinstance(node, FUNCTION_TYPES) and node.name == "save"):
             continue
-        evaluator = Evaluator({}, {})
+        env: Dict[str, Value] = {}
+        evaluator = Evaluator(env, {})
         for small in _small_statements(block(node.body, node)):
             if not (isinstance(small, ast.Assign) and len(small.targets) == 1):
                 continue
             target = small.targets[0]
+            if isinstance(target, ast.Name):  # slug = f"{self.name.lower()}-{suffix}"; self.slug = slug
+                env[target.id] = evaluator.eval(small.value)
+                continue
             if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
                     and target.value.id == "self" and schema.natural_key_kind(target.attr)):
                 continue

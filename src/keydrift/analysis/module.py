@@ -426,6 +426,8 @@ class ModuleAnalysis:
                 return self._by_name(owner.id, method, label)
             # nothing else tells a name's class (``_receiver_class`` would ask the same again)
             return self._only_definition(method, label)
+        if _is_super(owner):  # the method a base defines: never the class's own, being summarized
+            return self._inherited(walker.class_name, method, f"super().{method}()") if walker.class_name else None
         dotted = dotted_name(owner)  # the callee's name is this and the method's (one walk of the chain)
         label = f"{dotted}.{method}()" if dotted else f"{method}()"
         if dotted in self.imports and not self.imports[dotted][1]:
@@ -544,12 +546,22 @@ class ModuleAnalysis:
                 break
         return found
 
+    def method_of_class(self, class_name: str, method: str) -> Optional[Resolved]:
+        """``Class.method`` of the project as the class (of this module, or imported) defines or
+        inherits it: a form's field class's conversion (``analysis/forms.py``)."""
+        return self._method_of_class(class_name, method, f"{class_name}.{method}()")
+
     def _method_of_class(self, class_name: str, method: str, label: str, depth: int = 0) -> Optional[Resolved]:
         """The method as the class defines or inherits it (bases of this module, or imported)."""
         found = self._by_name(class_name, method, label)
+        return found if found is not None else self._inherited(class_name, method, label, depth)
+
+    def _inherited(self, class_name: str, method: str, label: str, depth: int = 0) -> Optional[Resolved]:
+        """The method as a base of the class defines it (this module's, or imported)."""
         info = self.class_infos.get(class_name)
-        if found is not None or info is None or depth > 4:
-            return found
+        if info is None or depth > 4:
+            return None
+        found = None
         for base in info.bases:
             head = base.split(".", 1)[0]
             if base in self.classes:
@@ -940,3 +952,8 @@ def _position(node: ast.AST) -> Tuple[int, int]:
 def analyze(module: ast.Module, path: str, config: Config, project: object = None,
             module_name: str = "", is_package: bool = False, file: str = "") -> ModuleAnalysis:
     return ModuleAnalysis(module, path, config, project, module_name, is_package, file)
+
+
+def _is_super(owner: ast.expr) -> bool:
+    """``super()`` (or ``super(Cls, self)``)."""
+    return isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super"

@@ -23,7 +23,9 @@ two spellings of one value equal:
   it through a canonicalizing step (a KD1 key access), or with the ``.hostname`` of a parsed URL
   (which urllib lowercases), or the modules beside it in its package write it only so (their
   function summaries, and their registry facts' writes of values of their own, such as a
-  view's ``request.POST["email"].lower()``, read through the project index);
+  view's ``request.POST["email"].lower()``, read through the project index), or a form or
+  serializer beside it canonicalizes it through a field class of the project
+  (``email = LowercaseEmailField()``, its registry write);
 - a configured normalizer covers it (see ``configured_cover``).
 
 A Django model with ``Meta.managed = False`` declares another program's table: its keys are
@@ -40,7 +42,7 @@ from __future__ import annotations
 
 import ast
 import os
-from typing import FrozenSet, Iterator, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 from keydrift.analysis.ddl import TEXT, ddl_items
 from keydrift.analysis.declarations import (
@@ -59,9 +61,9 @@ from keydrift.analysis.declarations import (
 )
 from keydrift.analysis.normalizer_names import is_normalizer_name, module_name_of
 from keydrift.analysis.parsing import SourceRejected
-from keydrift.analysis.tree import current_source_lines, walk
+from keydrift.analysis.tree import FUNCTION_TYPES, current_source_lines, walk
 from keydrift.diskcache import digest
-from keydrift.frameworks import schema
+from keydrift.frameworks import django_forms, drf_serializers, schema
 from keydrift.patterns import lazy
 from keydrift.records import record
 from keydrift.source import SourceError, decode_source
@@ -127,8 +129,8 @@ class _Evidence:
         self.written = _canonically_written(facts)
         self.stored = _written(facts)
         self.facts = facts
-        self._siblings: Optional[Tuple[Set[Tuple[str, str]], Set[Tuple[str, str]]]] = None
-        self._forms: Optional[Tuple[Set[Tuple[str, str]], Set[str]]] = None
+        self._siblings: Optional[Tuple[Set[Tuple[str, str]], Set[Tuple[str, str]], Set[Tuple[str, str]]]] = None
+        self._forms: Optional[Tuple[Set[Tuple[str, str]], Set[str], Set[Tuple[str, str]]]] = None
         self.module = module_name_of(getattr(facts, "path", ""), config)
         self.config = config
 
@@ -177,18 +179,20 @@ class _Evidence:
         or admin beside it stores the entity as users type it."""
         if any(name in self.stored or self._generic_writers(name[0]) for name in names):
             return True  # known without the summaries of the modules beside it
-        canonical, raw = self._written_beside()
+        canonical, raw, _ = self._written_beside()
         return any(name in canonical or name in raw for name in names)
 
     def _written_canonically_beside(self, name: Tuple[str, str]) -> bool:
         """The modules beside this one (the app's services, views, managers) write the key only
         through a canonicalizing step: ``create(email=_canonical(email))`` in ``service.py``."""
-        if self._generic_writers(name[0]):
+        if self._generic_writers(name[0]) and name not in self._layers()[2]:
             return False  # a form or the admin beside it stores the key as users type it
-        canonical, raw = self._written_beside()
-        return name in canonical and name not in raw
+        canonical, raw, by_forms = self._written_beside()
+        if name in by_forms:
+            return True  # a form or serializer beside it canonicalizes what users type (its field class)
+        return not self._generic_writers(name[0]) and name in canonical and name not in raw
 
-    def _written_beside(self) -> Tuple[Set[Tuple[str, str]], Set[Tuple[str, str]]]:
+    def _written_beside(self) -> Tuple[Set[Tuple[str, str]], Set[Tuple[str, str]], Set[Tuple[str, str]]]:
         """``_sibling_writes``, asked last: it summarizes every function of the modules beside
         this one (and the functions they call), which the cheaper evidence often makes needless."""
         if self._siblings is None:
@@ -200,7 +204,7 @@ class _Evidence:
         typed, without a write keydrift sees (``model = Entity``, ``admin.site.register(Entity)``)."""
         return entity in self._layers()[1]
 
-    def _layers(self) -> Tuple[Set[Tuple[str, str]], Set[str]]:
+    def _layers(self) -> Tuple[Set[Tuple[str, str]], Set[str], Set[Tuple[str, str]]]:
         if self._forms is None:
             analysis = getattr(self.facts, "analysis", None)
             module_name = getattr(analysis, "module_name", "") or ""
@@ -251,20 +255,23 @@ _HOSTNAME_OF_PARSE = lazy(r"\burl(?:split|parse)\(.*\)\.hostname$")
 _MAX_SIBLINGS = 40
 
 
-def _sibling_writes(facts: object) -> Tuple[Set[Tuple[str, str]], Set[Tuple[str, str]]]:
-    """(entity, field) written through a canonicalizing step, and written raw, by the other
-    modules of this module's package (read through the project index, so each is analyzed once
-    and cached): by their functions' summaries (the writes of what their callers pass) and by
-    their registry facts' writes of a value of their own (``request.POST["email"].lower()`` in
-    a view; a literal tells nothing). Test and migration modules are left out."""
+def _sibling_writes(facts: object) -> Tuple[Set[Tuple[str, str]], Set[Tuple[str, str]], Set[Tuple[str, str]]]:
+    """(entity, field) written through a canonicalizing step, written raw, and written through
+    a canonicalizing step by a model form's or serializer's save (``analysis/forms.py``: its
+    field class converts the value), by the other modules of this module's package (read
+    through the project index, so each is analyzed once and cached): by their functions'
+    summaries (the writes of what their callers pass) and by their registry facts' writes of a
+    value of their own (``request.POST["email"].lower()`` in a view; a literal tells nothing).
+    Test and migration modules are left out."""
     canonical: Set[Tuple[str, str]] = set()
     raw: Set[Tuple[str, str]] = set()
+    by_forms: Set[Tuple[str, str]] = set()
     analysis = getattr(facts, "analysis", None)  # the ModuleAnalysis: project index, module name
     project = getattr(analysis, "project", None)
     module_name = getattr(analysis, "module_name", "") or ""
     file = getattr(analysis, "file", "") or ""
     if project is None or not file:
-        return canonical, raw
+        return canonical, raw, by_forms
     package = module_name.rsplit(".", 1)[0] if "." in module_name else ""
     for sibling in _sibling_modules(file, package):
         if not_production_schema(sibling):
@@ -278,9 +285,18 @@ def _sibling_writes(facts: object) -> Tuple[Set[Tuple[str, str]], Set[Tuple[str,
             target = (access.entity, access.field)
             if any(s.kind in CANONICALIZING_STEP_KINDS or _lowercase_host(s) for s in access.steps):
                 canonical.add(target)
+                if _form_save(access):
+                    by_forms.add(target)
             else:
                 raw.add(target)
-    return canonical, raw
+    return canonical, raw, by_forms
+
+
+def _form_save(use: object) -> bool:
+    """A registry write a model form's or serializer's save makes (``MemberForm.save()``, named
+    by the form in ``analysis/forms.py``), not a view's or a model's own ``save()``."""
+    function = getattr(use, "function", "")
+    return function.endswith(".save") and getattr(use, "via", "") == f"{function}()"
 
 
 # Origins of a registry use whose write says nothing of its own: a literal, and a parameter
@@ -292,29 +308,54 @@ _FORM_VALIDATOR = lazy(r"^(?:clean|validate)_(\w+)$")
 
 
 def _form_layers(file: str, config: Config, project: object = None,
-                 package: str = "") -> Tuple[Set[Tuple[str, str]], Set[str]]:
+                 package: str = "") -> Tuple[Set[Tuple[str, str]], Set[str], Set[Tuple[str, str]]]:
     """Forms, serializers and admin registrations in the modules beside ``file``: the
     (entity, field) pairs a ``clean_<field>``/``validate_<field>`` method canonicalizes
-    (``return self.cleaned_data["email"].lower()``), and the entities such a layer stores at
-    all. Read with ``ast`` (the whole file); nothing is imported or run. ``project``: the
+    (``return self.cleaned_data["email"].lower()``), the entities such a layer stores at all,
+    and the (entity, field) pairs it declares with a field class of the project (``email =
+    LowercaseEmailField()``: whether that class converts the value, its form's registry write
+    tells). Read with ``ast`` (the whole file); nothing is imported or run. ``project``: the
     project index, whose trees these are (the summaries of the modules beside, and the
     registry, read the same files next), of the modules of ``package``."""
     validated: Set[Tuple[str, str]] = set()
     writers: Set[str] = set()
+    converted: Set[Tuple[str, str]] = set()
     for path in _sibling_paths(file):
         try:
             tree = _sibling_tree(path, project, package)
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             continue
+        classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+        own = set(classes) | _imported_from_the_project(tree, package)
         for node in walk(tree):
             if isinstance(node, ast.ClassDef) and not _test_data_factory(node):
                 entity = _meta_model(node)
                 if entity:
                     writers.add(entity)
-                    validated.update((entity, f) for f in _canonicalized_by_validators(node, config))
+                    validated.update((entity, f) for f in _canonicalized_by_validators(node, config, classes))
+                    converted.update((entity, f) for f, field_class in _declared_fields(node) if field_class in own)
             elif isinstance(node, ast.Call) and _ast_name(node.func) == "register" and node.args:
                 writers.add(_ast_name(node.args[0]))
-    return validated, writers
+    return validated, writers, converted
+
+
+def _declared_fields(node: ast.ClassDef) -> Iterator[Tuple[str, str]]:
+    """(field, the class it is made by) of ``field = SomeField(...)`` in a form's body."""
+    for statement in node.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Call):
+            yield statement.targets[0].id, _ast_name(statement.value.func)
+
+
+def _imported_from_the_project(tree: ast.Module, package: str) -> Set[str]:
+    """Names a module imports from the project: by a relative import, or from a module of its
+    own top-level package (``from app.fields import LowercaseEmailField`` in ``app.forms``)."""
+    top = package.split(".", 1)[0]
+    names: Set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and (node.level or top and (node.module or "").split(".", 1)[0] == top):
+            names.update(alias.asname or alias.name for alias in node.names)
+    return names
 
 
 def _sibling_tree(path: str, project: object, package: str) -> ast.Module:
@@ -350,13 +391,31 @@ def _meta_model(node: ast.ClassDef) -> str:
     return ""
 
 
-def _canonicalized_by_validators(node: ast.ClassDef, config: Config) -> Iterator[str]:
+def _canonicalized_by_validators(node: ast.ClassDef, config: Config,
+                                 classes: Optional[Dict[str, ast.ClassDef]] = None) -> Iterator[str]:
+    """The fields a form's or serializer's ``clean_<field>``/``validate_<field>`` method
+    canonicalizes, or whose field class of the module does (``email = LowercaseEmailField()``,
+    its ``to_python``/``to_internal_value`` lowercasing)."""
     for method in node.body:
         match = _FORM_VALIDATOR.match(method.name) if isinstance(method, ast.FunctionDef) else None
-        if match and any(isinstance(c, ast.Call) and (_ast_name(c.func) in schema.CANONICALIZING_CALLS
-                                                      or is_normalizer_name(_ast_name(c.func), config))
-                         for c in walk(method)):
+        if match and _canonicalizes(method, config):
             yield match.group(1)
+    for field_name, class_name in _declared_fields(node):
+        field_class = (classes or {}).get(class_name)
+        if field_class is not None and any(
+                isinstance(m, FUNCTION_TYPES) and m.name in _FIELD_CONVERTERS and _canonicalizes(m, config)
+                for m in field_class.body):
+            yield field_name
+
+
+def _canonicalizes(method: ast.AST, config: Config) -> bool:
+    return any(isinstance(c, ast.Call) and (_ast_name(c.func) in schema.CANONICALIZING_CALLS
+                                            or is_normalizer_name(_ast_name(c.func), config))
+               for c in walk(method))
+
+
+# A field class's methods that convert the value a form or serializer is given.
+_FIELD_CONVERTERS = frozenset({*django_forms.FIELD_CONVERTERS, *drf_serializers.FIELD_CONVERTERS})
 
 
 def _ast_name(node: ast.AST) -> str:

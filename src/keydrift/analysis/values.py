@@ -622,6 +622,9 @@ class Evaluator:
         if method == "format" and _string_literal(func.value) is not None:
             carried = merge_arguments(self._args(node), text)
             return carried.then(Step(FORMAT, "str.format()", node), text) if carried else constant(text)
+        if method in transforms.BASE_CONVERSIONS and _base_conversion(node):
+            given = self.eval(node.args[0])
+            return Value(given.origins, given.steps, text)
         return self._function_call(node, qualified or method, text, receiver_is_object=True)
 
     def _string_method_step(self, node: ast.Call, method: str) -> Optional[Step]:
@@ -873,3 +876,10 @@ _HANDLERS: Dict[type, Callable[[Evaluator, Any], Value]] = {
 }
 
 NAME_PATTERN = lazy(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _base_conversion(node: ast.Call) -> bool:
+    """``super().to_python(value)``: one value, converted by the base class of a field class."""
+    owner = node.func.value  # type: ignore[attr-defined]
+    return isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super" \
+        and len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import FrozenSet
+from typing import FrozenSet, Tuple
 
 # Base classes whose subclasses save a model instance (``Meta.model``) from their cleaned data.
 MODEL_FORM_BASES: FrozenSet[str] = frozenset({
@@ -16,3 +16,7 @@ CLEANED_DATA = "cleaned_data"
 CLEAN_METHOD = "clean"
 # Methods that, overridden, decide what is stored instead of the form's own save.
 SAVING_METHODS: FrozenSet[str] = frozenset({"save"})
+# A form field class's methods that turn what was posted into the cleaned value (``class
+# LowercaseEmailField(forms.EmailField): def to_python(self, value): ...``), in the order a
+# field runs them: ``clean`` calls ``to_python`` first.
+FIELD_CONVERTERS: Tuple[str, ...] = ("clean", "to_python")

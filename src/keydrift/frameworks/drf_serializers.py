@@ -3,7 +3,7 @@ their fields."""
 
 from __future__ import annotations
 
-from typing import FrozenSet
+from typing import FrozenSet, Tuple
 
 # Base classes whose subclasses save a model instance (``Meta.model``) from their validated data.
 MODEL_SERIALIZER_BASES: FrozenSet[str] = frozenset({"ModelSerializer", "HyperlinkedModelSerializer"})
@@ -17,3 +17,6 @@ VALIDATE_METHOD = "validate"
 SAVING_METHODS: FrozenSet[str] = frozenset({"create", "update", "save"})
 # ``Meta`` option naming fields the serializer shows but never stores.
 READ_ONLY_FIELDS = "read_only_fields"
+# A field class's method that turns what the client sent into the value validated and stored
+# (``class LowercaseEmailField(EmailField): def to_internal_value(self, data): ...``).
+FIELD_CONVERTERS: Tuple[str, ...] = ("to_internal_value",)

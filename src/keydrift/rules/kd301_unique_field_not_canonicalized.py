@@ -88,8 +88,9 @@ class UniqueFieldNotCanonicalized(Rule):
     managers) are consulted, for writes: when they store the key only through a canonicalizing
     step (`create(email=_canonical(email))`, a view's `create(email=request.POST["email"].lower())`)
     it counts as canonicalized, and so does a form or
-    serializer beside it whose `clean_<field>`/`validate_<field>` lowercases or normalizes the
-    key (`model = Member` in its `Meta`). Code in other packages is not seen unless a normalizer
+    serializer beside it whose `clean_<field>`/`validate_<field>`, or whose field class
+    (`email = LowercaseEmailField()`, its `to_python`/`to_internal_value`), lowercases or
+    normalizes the key (`model = Member` in its `Meta`). Code in other packages is not seen unless a normalizer
     is configured for that kind of key; a module added beside the models later is noticed only when the models
     file itself is checked again (the results cache keys on the modules it read). The natural-key and opaque-identifier word
     lists are heuristics on names. A rewrite in `save()` counts even when it only strips
