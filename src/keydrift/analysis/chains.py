@@ -249,7 +249,11 @@ def forwarded_mappings(call: ast.Call, ctx: Context) -> List[ast.expr]:
 
 def column_of(expr: ast.expr, ctx: Optional[Context] = None) -> Optional[Tuple[str, str, FrozenSet[str]]]:
     """``M.f`` / ``table.c.f`` / ``func.lower(M.f)`` -> (entity, field, absorbed kinds); with the
-    walk's context also ``cls.f`` in a model's classmethod (the class's column, not a value)."""
+    walk's context also ``cls.f`` in a model's classmethod (the class's column, not a value),
+    and a local variable bound to one (``col = func.lower(User.email)``)."""
+    if isinstance(expr, ast.Name) and ctx is not None:
+        bound = ctx.resolve(expr)
+        return column_of(bound, ctx) if bound is not expr and not isinstance(bound, ast.Name) else None
     if isinstance(expr, ast.Call) and positional_args(expr):
         kind = sqla.SQL_FUNCTION_KINDS.get(last_name(expr.func))
         inner = column_of(positional_args(expr)[0], ctx)

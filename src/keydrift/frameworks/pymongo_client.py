@@ -27,3 +27,10 @@ SET_OPERATORS: FrozenSet[str] = frozenset({"$set", "$setOnInsert"})
 EQUALITY_OPERATORS: FrozenSet[str] = frozenset({"$eq"})
 MEMBERSHIP_OPERATORS: FrozenSet[str] = frozenset({"$in"})
 UPSERT_KEYWORD = "upsert"
+# ``{"email": {"$regex": f"^{re.escape(e)}$", "$options": "i"}}``: a pattern anchored at both
+# ends around one value is an equality; the ``i`` option (``re.IGNORECASE`` of a compiled
+# pattern) makes it case-insensitive.
+REGEX_OPERATOR = "$regex"
+REGEX_OPTIONS = "$options"
+REGEX_ESCAPES: FrozenSet[str] = frozenset({"escape", "re.escape"})
+IGNORECASE_FLAGS: FrozenSet[str] = frozenset({"re.I", "re.IGNORECASE", "I", "IGNORECASE"})

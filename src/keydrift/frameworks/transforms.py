@@ -87,12 +87,12 @@ FETCH_FUNCTIONS: FrozenSet[str] = frozenset({
     "urllib.request.urlopen", "feedparser.parse", "socket.getfqdn", "socket.gethostbyaddr",
 })
 
-# Plain conversions: the value is the same key, in another type.
 # A framework field's conversions of one value, called on ``super()`` by a field class that
 # overrides them (``return super().to_python(value).lower()``): the base's conversion of the
 # value given, which keeps it the same key (a base that trims is not seen).
 BASE_CONVERSIONS: FrozenSet[str] = frozenset({"to_internal_value", "to_python", "clean", "get_prep_value"})
 
+# Plain conversions: the value is the same key, in another type.
 CONVERSIONS: FrozenSet[str] = frozenset({
     "str", "int", "float", "bool", "bytes", "UUID", "uuid.UUID", "Decimal", "decimal.Decimal",
     "repr", "ObjectId", "bson.ObjectId", "force_str", "force_text", "smart_str", "text_type",

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Sequence
+from typing import FrozenSet, List, Optional, Sequence, Tuple
 
 from keydrift.analysis.tree import unstarred
 from keydrift.analysis.chains import (
@@ -24,9 +24,9 @@ from keydrift.analysis.chains import (
     positional_args,
     subscript_index,
 )
-from keydrift.analysis.facts import DEFAULTS, LOOKUP, READ, STORE, WRITE, Value
+from keydrift.analysis.facts import CASE, DEFAULTS, LOOKUP, READ, STORE, WRITE, Value
 from keydrift.analysis.tree import all_argument_values, is_true
-from keydrift.analysis.values import last_name
+from keydrift.analysis.values import dotted_name, last_name
 from keydrift.frameworks import pymongo_client as mongo
 
 
@@ -55,10 +55,53 @@ def filter_keys(expr: Optional[ast.expr], entity: str, ctx: Context) -> List[Key
             for item in element.elts:
                 keys += filter_keys(unstarred(item), entity, ctx)
         elif not name.startswith("$"):
-            value = _compared_value(element, ctx)
+            matched = _exact_pattern(element, ctx)
+            value = matched[0] if matched is not None else _compared_value(element, ctx)
             if value is not None:
-                keys.append(Key(entity, name, value))
+                keys.append(Key(entity, name, value, matched[1] if matched is not None else frozenset()))
     return keys
+
+
+def _exact_pattern(expr: ast.expr, ctx: Context) -> Optional[Tuple[Value, FrozenSet[str]]]:
+    """A regular expression that matches one value whole (``{"$regex": f"^{re.escape(e)}$",
+    "$options": "i"}``, ``re.compile("^" + re.escape(e) + "$", re.I)``): the value, and
+    ``case`` among what the comparison absorbs when it ignores case. None for anything else (a
+    prefix or a substring search compares no key)."""
+    expr = ctx.resolve(expr)
+    pattern: Optional[ast.expr] = None
+    insensitive = False
+    if isinstance(expr, ast.Dict):
+        for key, value in dict_items(expr):
+            operator = ctx.string_value(key)
+            if operator == mongo.REGEX_OPERATOR:
+                pattern = value
+            elif operator == mongo.REGEX_OPTIONS:
+                insensitive = "i" in (ctx.string_value(value) or "")
+    elif isinstance(expr, ast.Call) and dotted_name(expr.func) in ("re.compile", "compile") and expr.args:
+        pattern = expr.args[0]
+        flags = expr.args[1:] + [k.value for k in expr.keywords if k.arg == "flags"]
+        insensitive = any(dotted_name(f) in mongo.IGNORECASE_FLAGS for flag in flags for f in ast.walk(flag))
+    matched = _anchored_value(ctx.resolve(pattern), ctx) if pattern is not None else None
+    if matched is None:
+        return None
+    return ctx.eval(matched), frozenset({CASE}) if insensitive else frozenset()
+
+
+def _anchored_value(pattern: ast.expr, ctx: Context) -> Optional[ast.expr]:
+    """``x`` of ``f"^{re.escape(x)}$"`` or ``"^" + re.escape(x) + "$"`` (``re.escape`` or not)."""
+    if isinstance(pattern, ast.JoinedStr) and len(pattern.values) == 3:
+        head, middle, tail = pattern.values
+        inner = middle.value if isinstance(middle, ast.FormattedValue) and middle.format_spec is None else None
+    elif isinstance(pattern, ast.BinOp) and isinstance(pattern.op, ast.Add) \
+            and isinstance(pattern.left, ast.BinOp) and isinstance(pattern.left.op, ast.Add):
+        head, inner, tail = pattern.left.left, pattern.left.right, pattern.right
+    else:
+        return None
+    if inner is None or ctx.string_value(head) != "^" or ctx.string_value(tail) != "$":
+        return None
+    if isinstance(inner, ast.Call) and dotted_name(inner.func) in mongo.REGEX_ESCAPES and len(inner.args) == 1:
+        return inner.args[0]
+    return inner
 
 
 def _compared_value(expr: ast.expr, ctx: Context) -> Optional[Value]:

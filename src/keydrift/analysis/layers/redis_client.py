@@ -27,6 +27,7 @@ from keydrift.analysis.chains import (
 from keydrift.analysis.facts import LOOKUP, READ, STORE, WRITE, Value
 from keydrift.analysis.values import code, dotted_name, last_name, merge_arguments
 from keydrift.frameworks import redis_client as kv
+from keydrift.patterns import lazy
 
 ANY_FIELD = "*"  # key-value stores have one key per entry
 
@@ -66,6 +67,9 @@ def key_template(expr: ast.expr, ctx: Context) -> Tuple[str, Optional[Value]]:
             else:
                 parts.append("{}")
                 values.append(ctx.eval(side))
+    elif _format_call(expr, ctx):  # "lockout:{}".format(ident)
+        parts.append(_format_fields(ctx.string_value(expr.func.value) or ""))  # type: ignore[attr-defined]
+        values = [ctx.eval(unstarred(a)) for a in expr.args] + [ctx.eval(k.value) for k in expr.keywords]  # type: ignore[attr-defined]
     elif isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mod) \
             and ctx.string_value(expr.left) is not None:
         parts.append(_format_placeholders(ctx.string_value(expr.left) or ""))
@@ -105,6 +109,22 @@ def _flatten_add(expr: ast.expr) -> List[ast.expr]:
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
         return _flatten_add(expr.left) + _flatten_add(expr.right)
     return [expr]
+
+
+def _format_call(expr: ast.expr, ctx: Context) -> bool:
+    """``"lockout:{}".format(ident)``: a literal's ``format`` given the values to interpolate."""
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "format" \
+        and ctx.string_value(expr.func.value) is not None and bool(expr.args or expr.keywords)
+
+
+def _format_fields(text: str) -> str:
+    """``str.format``'s replacement fields (``{}``, ``{0}``, ``{name!r:>10}``) as ``{}``; the
+    doubled braces that stand for a brace kept as they are written."""
+    kept = text.replace("{{", "\0").replace("}}", "\1")
+    return _REPLACEMENT_FIELD.sub("{}", kept).replace("\0", "{{").replace("\1", "}}")
+
+
+_REPLACEMENT_FIELD = lazy(r"\{[^{}]*\}")
 
 
 def _format_placeholders(text: str) -> str:
