@@ -426,8 +426,11 @@ class ModuleAnalysis:
                 return self._by_name(owner.id, method, label)
             # nothing else tells a name's class (``_receiver_class`` would ask the same again)
             return self._only_definition(method, label)
-        if _is_super(owner):  # the method a base defines: never the class's own, being summarized
-            return self._inherited(walker.class_name, method, f"super().{method}()") if walker.class_name else None
+        if _is_super(owner):
+            # a base's method, never the class's own (whose summary is being made); left
+            # unresolved: a base the project defines is an entry point of its own (a framework
+            # calls it for other classes), its accesses reported where it makes them
+            return None
         dotted = dotted_name(owner)  # the callee's name is this and the method's (one walk of the chain)
         label = f"{dotted}.{method}()" if dotted else f"{method}()"
         if dotted in self.imports and not self.imports[dotted][1]:
