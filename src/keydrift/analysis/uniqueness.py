@@ -69,6 +69,9 @@ from keydrift.records import record
 from keydrift.source import SourceError, decode_source
 from keydrift.types import Config
 
+# (entity, field) pairs
+_Keys = Set[Tuple[str, str]]
+
 # Step kinds of a KD1 write access that canonicalize the stored key.
 CANONICALIZING_STEP_KINDS: FrozenSet[str] = frozenset({"case", "normalizer", "slug", "idna", "unicode"})
 
@@ -129,8 +132,8 @@ class _Evidence:
         self.written = _canonically_written(facts)
         self.stored = _written(facts)
         self.facts = facts
-        self._siblings: Optional[Tuple[Set[Tuple[str, str]], Set[Tuple[str, str]], Set[Tuple[str, str]]]] = None
-        self._forms: Optional[Tuple[Set[Tuple[str, str]], Set[str], Set[Tuple[str, str]]]] = None
+        self._siblings: Optional[Tuple[_Keys, _Keys, _Keys]] = None
+        self._forms: Optional[Tuple[_Keys, Set[str], _Keys]] = None
         self.module = module_name_of(getattr(facts, "path", ""), config)
         self.config = config
 
@@ -184,7 +187,9 @@ class _Evidence:
 
     def _written_canonically_beside(self, name: Tuple[str, str]) -> bool:
         """The modules beside this one (the app's services, views, managers) write the key only
-        through a canonicalizing step: ``create(email=_canonical(email))`` in ``service.py``."""
+        through a canonicalizing step: ``create(email=_canonical(email))`` in ``service.py``; or
+        a form or serializer beside it does, through a field class of the project (only such a
+        field makes the writes beside worth reading when a form or the admin stores the entity)."""
         if self._generic_writers(name[0]) and name not in self._layers()[2]:
             return False  # a form or the admin beside it stores the key as users type it
         canonical, raw, by_forms = self._written_beside()
@@ -192,7 +197,7 @@ class _Evidence:
             return True  # a form or serializer beside it canonicalizes what users type (its field class)
         return not self._generic_writers(name[0]) and name in canonical and name not in raw
 
-    def _written_beside(self) -> Tuple[Set[Tuple[str, str]], Set[Tuple[str, str]], Set[Tuple[str, str]]]:
+    def _written_beside(self) -> Tuple[_Keys, _Keys, _Keys]:
         """``_sibling_writes``, asked last: it summarizes every function of the modules beside
         this one (and the functions they call), which the cheaper evidence often makes needless."""
         if self._siblings is None:
@@ -204,7 +209,7 @@ class _Evidence:
         typed, without a write keydrift sees (``model = Entity``, ``admin.site.register(Entity)``)."""
         return entity in self._layers()[1]
 
-    def _layers(self) -> Tuple[Set[Tuple[str, str]], Set[str], Set[Tuple[str, str]]]:
+    def _layers(self) -> Tuple[_Keys, Set[str], _Keys]:
         if self._forms is None:
             analysis = getattr(self.facts, "analysis", None)
             module_name = getattr(analysis, "module_name", "") or ""
@@ -255,7 +260,7 @@ _HOSTNAME_OF_PARSE = lazy(r"\burl(?:split|parse)\(.*\)\.hostname$")
 _MAX_SIBLINGS = 40
 
 
-def _sibling_writes(facts: object) -> Tuple[Set[Tuple[str, str]], Set[Tuple[str, str]], Set[Tuple[str, str]]]:
+def _sibling_writes(facts: object) -> Tuple[_Keys, _Keys, _Keys]:
     """(entity, field) written through a canonicalizing step, written raw, and written through
     a canonicalizing step by a model form's or serializer's save (``analysis/forms.py``: its
     field class converts the value), by the other modules of this module's package (read
@@ -308,7 +313,7 @@ _FORM_VALIDATOR = lazy(r"^(?:clean|validate)_(\w+)$")
 
 
 def _form_layers(file: str, config: Config, project: object = None,
-                 package: str = "") -> Tuple[Set[Tuple[str, str]], Set[str], Set[Tuple[str, str]]]:
+                 package: str = "") -> Tuple[_Keys, Set[str], _Keys]:
     """Forms, serializers and admin registrations in the modules beside ``file``: the
     (entity, field) pairs a ``clean_<field>``/``validate_<field>`` method canonicalizes
     (``return self.cleaned_data["email"].lower()``), the entities such a layer stores at all,
