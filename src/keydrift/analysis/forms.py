@@ -21,7 +21,7 @@ from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tup
 from keydrift.analysis.accesses import Context, Key
 from keydrift.analysis.facts import STORE, WRITE, Step, Value
 from keydrift.analysis.receivers import block
-from keydrift.analysis.tree import FUNCTION_TYPES, FunctionNode
+from keydrift.analysis.tree import FUNCTION_TYPES, FunctionNode, name_assignments
 from keydrift.analysis.values import dotted_name, last_name
 from keydrift.frameworks import django_forms, drf_serializers
 from keydrift.records import record
@@ -58,13 +58,6 @@ FORM_KINDS: Tuple[FormKind, ...] = (
              True, drf_serializers.SAVING_METHODS, drf_serializers.READ_ONLY_FIELDS, only_cleaned=True,
              whole_cleaner=drf_serializers.VALIDATE_METHOD, field_converters=drf_serializers.FIELD_CONVERTERS),
 )
-
-
-def _assignments(body: Sequence[ast.stmt]) -> Iterator[Tuple[str, ast.expr]]:
-    for statement in body:
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
-                and isinstance(statement.targets[0], ast.Name):
-            yield statement.targets[0].id, statement.value
 
 
 def _strings(node: ast.expr, ctx: Context) -> Optional[List[str]]:
@@ -119,7 +112,7 @@ class FormFields:
         body = block(form.body, form)
         for statement in body:
             if isinstance(statement, ast.ClassDef) and statement.name == "Meta":
-                for name, value in _assignments(block(statement.body, statement)):
+                for name, value in name_assignments(block(statement.body, statement)):
                     if name == "model":
                         self.model = last_name(value)
                     elif name == "fields":
@@ -133,7 +126,7 @@ class FormFields:
                 field_name = statement.name[len(kind.cleaner_prefix):]
                 if field_name:
                     self.cleaners[field_name] = statement
-        for name, value in _assignments(body):
+        for name, value in name_assignments(body):
             if isinstance(value, ast.Call) and last_name(value.func).endswith("Field"):
                 declared.append(name)
                 steps = _conversion(last_name(value.func), kind, analysis)

@@ -22,7 +22,8 @@ from keydrift.analysis.receivers import (
 from keydrift.analysis.summaries import FunctionSummary, SummaryAccess, summarize_access, summarize_copies, summarize_return, summarize_rows
 from keydrift.diskcache import file_digest
 from keydrift.analysis.tree import (
-    FUNCTION_TYPES, WITH_TYPES, FunctionNode, is_true, keyword_arg, parameter_names, positional_args,
+    FUNCTION_TYPES, WITH_TYPES, FunctionNode, is_super_call, is_true, keyword_arg, parameter_names,
+    positional_args,
 )
 from keydrift.frameworks.django_orm import DEFAULT_USER_MODEL
 from keydrift.analysis.values import dotted_name, last_name
@@ -426,7 +427,7 @@ class ModuleAnalysis:
                 return self._by_name(owner.id, method, label)
             # nothing else tells a name's class (``_receiver_class`` would ask the same again)
             return self._only_definition(method, label)
-        if _is_super(owner):
+        if is_super_call(owner):
             # a base's method, never the class's own (whose summary is being made); left
             # unresolved: a base the project defines is an entry point of its own (a framework
             # calls it for other classes), its accesses reported where it makes them
@@ -955,8 +956,3 @@ def _position(node: ast.AST) -> Tuple[int, int]:
 def analyze(module: ast.Module, path: str, config: Config, project: object = None,
             module_name: str = "", is_package: bool = False, file: str = "") -> ModuleAnalysis:
     return ModuleAnalysis(module, path, config, project, module_name, is_package, file)
-
-
-def _is_super(owner: ast.expr) -> bool:
-    """``super()`` (or ``super(Cls, self)``)."""
-    return isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super"

@@ -194,7 +194,7 @@ def _use(access: KeyAccess, function: str, params: Tuple[str, ...], path: str,
     if _row_read(access, statement):
         origin = Origin.RECORD
     steps = tuple(Step(s.kind, s.label) for s in access.value.steps)
-    if access.field == "*" and _OPAQUE_TEMPLATE.match(access.entity.partition(" '")[2]):
+    if access.field == "*" and _key_function(access.entity):
         steps = _without_key_format(steps)
     if _parsed_from_request(origin_text, steps):
         # ``parse_json(request)["email"]``: a field of the request's parsed body is the client's
@@ -284,10 +284,17 @@ def is_namespaced_entry(entity: str) -> bool:
     kind, _, template = entity.partition(" '")
     if kind not in ("cache key", "hash"):
         return False
-    call = _OPAQUE_TEMPLATE.match(template)
-    if call is not None:
-        return "key" in call.group(1).lower()
+    function = _key_function(entity)
+    if function:
+        return "key" in function.lower()
     return bool(_NAMESPACE_WORD.search(template.replace("{}", "")))
+
+
+def _key_function(entity: str) -> str:
+    """The function a store's key is built by (``cache key 'failures_key({})'`` ->
+    "failures_key"); "" for a key written as a template."""
+    call = _OPAQUE_TEMPLATE.match(entity.partition(" '")[2])
+    return call.group(1) if call is not None else ""
 
 
 def _without_key_format(steps: Tuple[Step, ...]) -> Tuple[Step, ...]:

@@ -222,6 +222,19 @@ def is_true(node: Optional[ast.AST]) -> bool:
     return isinstance(node, ast.Constant) and node.value is True
 
 
+def is_super_call(node: ast.AST) -> bool:
+    """``super()`` (or ``super(Cls, self)``)."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+
+
+def name_assignments(body: Sequence[ast.stmt]) -> Iterator[Tuple[str, ast.expr]]:
+    """(name, value) of each ``name = value`` of a body (one plain name as the target)."""
+    for statement in body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], ast.Name):
+            yield statement.targets[0].id, statement.value
+
+
 def unstarred(node: ast.expr) -> ast.expr:
     """An element of a display or a call argument with its ``*`` removed (``*rest`` -> ``rest``)."""
     return node.value if isinstance(node, ast.Starred) else node

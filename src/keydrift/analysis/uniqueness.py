@@ -61,7 +61,7 @@ from keydrift.analysis.declarations import (
 )
 from keydrift.analysis.normalizer_names import is_normalizer_name, module_name_of
 from keydrift.analysis.parsing import SourceRejected
-from keydrift.analysis.tree import FUNCTION_TYPES, current_source_lines, walk
+from keydrift.analysis.tree import FUNCTION_TYPES, current_source_lines, name_assignments, walk
 from keydrift.diskcache import digest
 from keydrift.frameworks import django_forms, drf_serializers, schema
 from keydrift.patterns import lazy
@@ -190,12 +190,13 @@ class _Evidence:
         through a canonicalizing step: ``create(email=_canonical(email))`` in ``service.py``; or
         a form or serializer beside it does, through a field class of the project (only such a
         field makes the writes beside worth reading when a form or the admin stores the entity)."""
-        if self._generic_writers(name[0]) and name not in self._layers()[2]:
+        generic = self._generic_writers(name[0])
+        if generic and name not in self._layers()[2]:
             return False  # a form or the admin beside it stores the key as users type it
         canonical, raw, by_forms = self._written_beside()
         if name in by_forms:
             return True  # a form or serializer beside it canonicalizes what users type (its field class)
-        return not self._generic_writers(name[0]) and name in canonical and name not in raw
+        return not generic and name in canonical and name not in raw
 
     def _written_beside(self) -> Tuple[_Keys, _Keys, _Keys]:
         """``_sibling_writes``, asked last: it summarizes every function of the modules beside
@@ -346,10 +347,9 @@ def _form_layers(file: str, config: Config, project: object = None,
 
 def _declared_fields(node: ast.ClassDef) -> Iterator[Tuple[str, str]]:
     """(field, the class it is made by) of ``field = SomeField(...)`` in a form's body."""
-    for statement in node.body:
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
-                and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Call):
-            yield statement.targets[0].id, _ast_name(statement.value.func)
+    for name, value in name_assignments(node.body):
+        if isinstance(value, ast.Call):
+            yield name, _ast_name(value.func)
 
 
 def _imported_from_the_project(tree: ast.Module, package: str) -> Set[str]:

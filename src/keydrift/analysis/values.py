@@ -21,7 +21,7 @@ from keydrift.analysis.facts import (
     Step,
     Value,
 )
-from keydrift.analysis.tree import current_source_lines, lines_and_memo, node_memo
+from keydrift.analysis.tree import current_source_lines, is_super_call, lines_and_memo, node_memo
 from keydrift.frameworks import transforms
 from keydrift.frameworks.schema import natural_key_kind
 from keydrift.patterns import lazy
@@ -881,5 +881,5 @@ NAME_PATTERN = lazy(r"^[A-Za-z_][A-Za-z0-9_]*$")
 def _base_conversion(node: ast.Call) -> bool:
     """``super().to_python(value)``: one value, converted by the base class of a field class."""
     owner = node.func.value  # type: ignore[attr-defined]
-    return isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super" \
-        and len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred)
+    return is_super_call(owner) and len(node.args) == 1 and not node.keywords \
+        and not isinstance(node.args[0], ast.Starred)
